@@ -1,0 +1,1 @@
+"""Converters: PyTorch programs and ONNX forward graphs in, Ascend ATC graphs out."""

@@ -1,0 +1,225 @@
+"""The resample_grad ONNX domain: schemas, onnxscript functions and NumPy references of four ops.
+
+    DOMAIN, VERSION           the custom domain and its opset version
+    functions()               the four FunctionProtos (standard ops only)
+    attach(model)             a model with the functions and opset imports it needs
+    reference_ops()           classes for onnx.reference.ReferenceEvaluator(new_ops=...)
+    make_node(op_type, ...)   a NodeProto in the domain
+"""
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Dict, List, NamedTuple
+
+import numpy as np
+import onnx
+from onnx.reference.op_run import OpRun
+
+from . import grid_sampler_2d_grad, resize_bilinear_v2_grad, upsample_nearest_exact1d_grad, upsample_nearest_exact2d_grad
+from ._common import DOMAIN, VERSION, ResampleGradError
+from ._script import ML_DOMAIN
+
+__all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
+           "schemas", "validate_model"]
+
+
+class Op(NamedTuple):
+    """One op of the domain, its three definitions side by side."""
+    op_type: str
+    schema: onnx.defs.OpSchema
+    function: onnx.FunctionProto
+    reference: object  # the NumPy function
+
+
+OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.FUNCTION, ref) for m, ref in (
+    (grid_sampler_2d_grad, grid_sampler_2d_grad.grid_sampler_2d_grad),
+    (upsample_nearest_exact1d_grad, upsample_nearest_exact1d_grad.upsample_nearest_exact1d_grad),
+    (upsample_nearest_exact2d_grad, upsample_nearest_exact2d_grad.upsample_nearest_exact2d_grad),
+    (resize_bilinear_v2_grad, resize_bilinear_v2_grad.resize_bilinear_v2_grad),
+)}
+
+
+def _register_schemas() -> None:
+    for op in OPS.values():
+        try:
+            onnx.defs.get_schema(op.op_type, VERSION, DOMAIN)
+        except onnx.defs.SchemaError:
+            onnx.defs.register_schema(op.schema)
+
+
+_register_schemas()
+
+
+def schemas() -> List[onnx.defs.OpSchema]:
+    return [op.schema for op in OPS.values()]
+
+
+def functions() -> List[onnx.FunctionProto]:
+    """The four FunctionProtos (default-domain opset 18 and ai.onnx.ml 3; attach() adapts them to a model)."""
+    return [copy.deepcopy(op.function) for op in OPS.values()]
+
+
+def make_node(op_type: str, inputs, outputs, name: str = "", **attributes) -> onnx.NodeProto:
+    if op_type not in OPS:
+        raise ResampleGradError(op_type, f"unknown op; the {DOMAIN} domain has {', '.join(OPS)}")
+    return onnx.helper.make_node(op_type, inputs, outputs, name=name or None, domain=DOMAIN, **attributes)
+
+
+# --------------------------------------------------------------------------- attach
+
+MIN_DEFAULT_OPSET = 17
+FUNCTION_IR_VERSION = 8  # model-local functions need IR 8
+
+
+@functools.lru_cache(maxsize=None)
+def max_onnxruntime_ir_version() -> int:
+    """The newest IR version the installed onnxruntime loads (probed once), or onnx's if it is missing."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return onnx.IR_VERSION
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Identity", ["x"], ["y"])], "probe", [x], [y])
+    for ir in range(onnx.IR_VERSION, FUNCTION_IR_VERSION - 1, -1):
+        model = onnx.helper.make_model(graph, ir_version=ir, opset_imports=[onnx.helper.make_opsetid("", 17)])
+        try:
+            onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            return ir
+        except Exception:  # noqa: BLE001 - any refusal means "too new"
+            continue
+    return FUNCTION_IR_VERSION
+
+
+def _graph_nodes(graph: onnx.GraphProto):
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _graph_nodes(attr.g)
+            for sub in attr.graphs:
+                yield from _graph_nodes(sub)
+
+
+def _domain_nodes(model: onnx.ModelProto):
+    return [n for n in _graph_nodes(model.graph) if n.domain == DOMAIN]
+
+
+def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Checks every resample_grad node (op type, attributes, shapes) by strict shape inference.
+
+    Raises ResampleGradError naming the node. Returns the model with inferred shapes.
+    """
+    for node in _domain_nodes(model):
+        if node.op_type not in OPS:
+            raise ResampleGradError(node.op_type, f"node {node.name!r} uses an op the {DOMAIN} domain does not have "
+                                                  f"(it has {', '.join(OPS)})")
+        for attr in node.attribute:
+            if attr.name not in OPS[node.op_type].schema.attributes:
+                raise ResampleGradError(node.op_type, f"node {node.name!r} has unknown attribute {attr.name!r}; "
+                                                      f"expected {', '.join(OPS[node.op_type].schema.attributes)}")
+        if node.op_type == "UpsampleNearestExact1dGrad" or node.op_type == "UpsampleNearestExact2dGrad":
+            if not any(a.name == "input_size" for a in node.attribute):
+                raise ResampleGradError(node.op_type, f"node {node.name!r} is missing the required attribute 'input_size'")
+    try:
+        return onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except onnx.shape_inference.InferenceError as error:
+        text = str(error)
+        for op_type in OPS:
+            marker = f"{op_type}: "
+            if marker in text:
+                raise ResampleGradError(op_type, text[text.index(marker) + len(marker):].strip()) from None
+        raise
+
+
+def attach(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `model` with the functions of the resample_grad ops it uses and the opset imports they need.
+
+    The functions' default-domain opset is set to the model's (17 or newer), and the IR
+    version to one that both the functions (>= 8) and the installed onnxruntime accept.
+    Every resample_grad node is validated first (ResampleGradError on bad attributes).
+    """
+    model = copy.deepcopy(model)
+    imports = {o.domain: o for o in model.opset_import}
+    default = imports.get("", imports.get("ai.onnx"))
+    if default is None:
+        model.opset_import.append(onnx.helper.make_opsetid("", MIN_DEFAULT_OPSET))
+        default = model.opset_import[-1]
+    if default.version < MIN_DEFAULT_OPSET:
+        raise ResampleGradError("attach", f"the model imports default-domain opset {default.version}; the "
+                                          f"{DOMAIN} functions need {MIN_DEFAULT_OPSET} or newer (convert it with "
+                                          f"onnx.version_converter first)")
+    if DOMAIN not in imports:
+        model.opset_import.append(onnx.helper.make_opsetid(DOMAIN, VERSION))
+    ml = imports.get(ML_DOMAIN)
+    if ml is None:
+        model.opset_import.append(onnx.helper.make_opsetid(ML_DOMAIN, 3))
+        ml_version = 3
+    elif ml.version < 2:
+        raise ResampleGradError("attach", f"the model imports {ML_DOMAIN} opset {ml.version}; the functions need 2 "
+                                          "or newer (LabelEncoder with keys_strings)")
+    else:
+        ml_version = ml.version
+
+    validate_model(model)
+    used = {n.op_type for n in _domain_nodes(model)}
+    kept = [f for f in model.functions if not (f.domain == DOMAIN and f.name in used)]
+    del model.functions[:]
+    model.functions.extend(kept)
+    for op_type in OPS:
+        if op_type not in used:
+            continue
+        function = copy.deepcopy(OPS[op_type].function)
+        for entry in function.opset_import:
+            if entry.domain in ("", "ai.onnx"):
+                entry.version = default.version
+            elif entry.domain == ML_DOMAIN:
+                entry.version = ml_version
+        model.functions.append(function)
+    model.ir_version = max(FUNCTION_IR_VERSION, min(model.ir_version or onnx.IR_VERSION, max_onnxruntime_ir_version()))
+    return model
+
+
+# --------------------------------------------------------------------------- reference evaluator
+
+class _ReferenceOp(OpRun):
+    op_domain = DOMAIN
+
+
+class GridSampler2DGrad(_ReferenceOp):
+    def _run(self, grad_output, input, grid, interpolation_mode=None, padding_mode=None, align_corners=None):
+        wanted = [i < len(self.onnx_node.output) and self.onnx_node.output[i] != "" for i in range(2)]
+        return grid_sampler_2d_grad.grid_sampler_2d_grad(
+            grad_output, input, grid, _str(interpolation_mode, "bilinear"), _str(padding_mode, "zeros"),
+            int(align_corners or 0), output_mask=wanted)
+
+
+class UpsampleNearestExact1dGrad(_ReferenceOp):
+    def _run(self, grad_output, input_size=None, output_size=None, scales=None):
+        return (upsample_nearest_exact1d_grad.upsample_nearest_exact1d_grad(
+            grad_output, input_size, output_size, float(scales or 0.0)),)
+
+
+class UpsampleNearestExact2dGrad(_ReferenceOp):
+    def _run(self, grad_output, input_size=None, output_size=None, scales_h=None, scales_w=None):
+        return (upsample_nearest_exact2d_grad.upsample_nearest_exact2d_grad(
+            grad_output, input_size, output_size, float(scales_h or 0.0), float(scales_w or 0.0)),)
+
+
+class ResizeBilinearV2Grad(_ReferenceOp):
+    def _run(self, grads, original_image, align_corners=None, half_pixel_centers=None, scales=None):
+        return (resize_bilinear_v2_grad.resize_bilinear_v2_grad(
+            grads, original_image, int(align_corners or 0), int(half_pixel_centers or 0),
+            list(scales) if scales is not None else [0.0, 0.0]),)
+
+
+def _str(value, default: str) -> str:
+    if value is None:
+        return default
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def reference_ops():
+    """The OpRun classes for onnx.reference.ReferenceEvaluator(model, new_ops=reference_ops())."""
+    return [GridSampler2DGrad, UpsampleNearestExact1dGrad, UpsampleNearestExact2dGrad, ResizeBilinearV2Grad]

@@ -1,0 +1,220 @@
+"""What every op module shares: the domain, dtype rules, error type, shape checks.
+
+The domain name and version are defined here once; the schemas, the onnxscript
+opset, the reference evaluator classes, the C++ registration (through CMake)
+and the converters all read them from this module.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+DOMAIN = "resample_grad"
+VERSION = 1
+
+# ONNX type strings accepted for every floating input of the four ops.
+FLOAT_TYPES = ["tensor(float16)", "tensor(bfloat16)", "tensor(float)", "tensor(double)"]
+FLOAT_ELEM_TYPES = {TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE}
+
+# Largest value torch's safe_downgrade_to_int_range keeps (aten GridSampler.h).
+INT32_MAX = 2147483647
+INT32_MIN = -2147483648
+
+
+class ResampleGradError(ValueError):
+    """Bad input to one of the resample_grad ops: the message names the op and the argument."""
+
+    def __init__(self, op: str, message: str):
+        super().__init__(f"{op}: {message}")
+        self.op = op
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """Accumulation type: float64 for double, float32 for float, float16 and bfloat16."""
+    return np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)
+
+
+def numpy_dtype_name(dtype) -> str:
+    return np.dtype(dtype).name
+
+
+def check_float_dtypes(op: str, **arrays) -> np.dtype:
+    """All arrays share one of the four float dtypes; returns it."""
+    allowed = {"float16", "bfloat16", "float32", "float64"}
+    first_name, first = next(iter(arrays.items()))
+    for name, arr in arrays.items():
+        if numpy_dtype_name(arr.dtype) not in allowed:
+            raise ResampleGradError(
+                op, f"input '{name}' has dtype {numpy_dtype_name(arr.dtype)}; expected float16, bfloat16, float32 or float64")
+        if arr.dtype != first.dtype:
+            raise ResampleGradError(
+                op, f"input '{name}' has dtype {numpy_dtype_name(arr.dtype)} but '{first_name}' has "
+                f"{numpy_dtype_name(first.dtype)}; all inputs must share one dtype")
+    return first.dtype
+
+
+def check_rank(op: str, name: str, shape: Sequence[Optional[int]], rank: int, layout: str) -> None:
+    if len(shape) != rank:
+        raise ResampleGradError(op, f"input '{name}' must be {rank}-D {layout}, got shape {list(shape)}")
+
+
+def check_dim_equal(op: str, a_name: str, a_axis: int, a: Optional[int], b_name: str, b_axis: int, b: Optional[int]) -> None:
+    """Dimension a_name[a_axis] == b_name[b_axis]; None (unknown at graph time) passes."""
+    if a is not None and b is not None and a != b:
+        raise ResampleGradError(
+            op, f"dimension {a_axis} of '{a_name}' ({a}) must equal dimension {b_axis} of '{b_name}' ({b})")
+
+
+def check_bool_attr(op: str, name: str, value: int) -> None:
+    if value not in (0, 1):
+        raise ResampleGradError(op, f"attribute '{name}' must be 0 or 1, got {value}")
+
+
+def check_choice_attr(op: str, name: str, value: str, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise ResampleGradError(
+            op, f"attribute '{name}' must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
+
+
+def check_scale_attr(op: str, name: str, value: float) -> None:
+    if not math.isfinite(value) or value < 0:
+        raise ResampleGradError(
+            op, f"attribute '{name}' must be a finite scale >= 0 (0 means: use the size ratio), got {value}")
+
+
+def resolve_input_size(op: str, input_size: Sequence[int], grad_shape: Sequence[Optional[int]],
+                       spatial_names: Sequence[str]) -> list:
+    """input_size [N, C, *spatial] against grad_output [N, C, *spatial_out].
+
+    N or C may be -1 ("take it from grad_output", for a dynamic batch). Spatial
+    sizes must be positive. Returns the full input shape (None where unknown).
+    """
+    rank = 2 + len(spatial_names)
+    layout = "[N, C, " + ", ".join(spatial_names) + "]"
+    if input_size is None:
+        raise ResampleGradError(op, f"attribute 'input_size' is required: {rank} ints {layout}")
+    input_size = [int(v) for v in input_size]
+    if len(input_size) != rank:
+        raise ResampleGradError(op, f"attribute 'input_size' must have {rank} values {layout}, got {input_size}")
+    resolved = []
+    for axis, (want, have) in enumerate(zip(input_size[:2], grad_shape[:2])):
+        if want == -1:
+            resolved.append(have)
+        elif want < 0:
+            raise ResampleGradError(op, f"attribute 'input_size'[{axis}] must be >= 0 or -1, got {want}")
+        else:
+            if have is not None and have != want:
+                raise ResampleGradError(
+                    op, f"attribute 'input_size'[{axis}] is {want} but grad_output has {have} at dimension {axis}")
+            resolved.append(want)
+    for name, value in zip(spatial_names, input_size[2:]):
+        if value <= 0:
+            raise ResampleGradError(op, f"attribute 'input_size' must have a positive {name}, got {input_size}")
+        resolved.append(value)
+    return resolved
+
+
+def check_output_size(op: str, output_size: Optional[Sequence[int]], grad_spatial: Sequence[Optional[int]],
+                      spatial_names: Sequence[str]) -> None:
+    for axis, value in enumerate(grad_spatial):
+        if value is not None and value <= 0:
+            raise ResampleGradError(
+                op, f"grad_output must have a positive {spatial_names[axis]} (dimension {axis + 2}), got {value}")
+    if output_size is None or len(output_size) == 0:
+        return
+    output_size = [int(v) for v in output_size]
+    if len(output_size) != len(grad_spatial):
+        raise ResampleGradError(
+            op, f"attribute 'output_size' must have {len(grad_spatial)} values "
+            f"[{', '.join(spatial_names)}], got {output_size}")
+    for axis, (want, have) in enumerate(zip(output_size, grad_spatial)):
+        if have is not None and want != have:
+            raise ResampleGradError(
+                op, f"attribute 'output_size' is {output_size} but grad_output has "
+                f"{spatial_names[axis]} = {have} at dimension {axis + 2}")
+
+
+def nearest_exact_index_scale(input_size: int, output_size: int, scale: float) -> np.float32:
+    """aten compute_scales_value<float>: 1/scale when a scale is given, else in/out, in float32."""
+    if scale > 0:
+        return np.float32(1.0 / float(np.float32(scale)))
+    return np.float32(input_size) / np.float32(output_size)
+
+
+def nearest_exact_source_index(input_size: int, output_size: int, scale: float) -> np.ndarray:
+    """aten nearest_neighbor_exact_compute_source_index for every output position.
+
+    min(floorf((dst + 0.5) * scale), in - 1): the product is formed in double and
+    rounded to float before the floor, exactly as floorf(double) does in aten.
+    """
+    index_scale = nearest_exact_index_scale(input_size, output_size, scale)
+    product = (np.arange(output_size, dtype=np.float64) + 0.5) * np.float64(index_scale)
+    return np.minimum(np.floor(product.astype(np.float32)).astype(np.int64), input_size - 1)
+
+
+def shape_of(value_type: onnx.TypeProto) -> Optional[list]:
+    """Dims of a tensor type: ints where known, None where symbolic; None if the rank is unknown."""
+    tensor = value_type.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+
+
+def make_tensor_type(elem_type: int, shape: Optional[Sequence[Optional[int]]]) -> onnx.TypeProto:
+    return onnx.helper.make_tensor_type_proto(elem_type, None if shape is None else list(shape))
+
+
+# --------------------------------------------------------------------------- schemas
+
+def make_schema(op_type: str, doc: str, inputs, outputs, attributes, infer) -> onnx.defs.OpSchema:
+    """An OpSchema in the resample_grad domain with one type variable T over the four float types.
+
+    inputs / outputs: (name, description, optional) tuples.
+    attributes: (name, default or AttrType, description) tuples; an AttrType means no default.
+    infer(ctx): shape inference that raises ResampleGradError on bad attributes or shapes.
+    """
+    OpSchema = onnx.defs.OpSchema
+
+    def formal(name, description, optional):
+        option = OpSchema.FormalParameterOption.Optional if optional else OpSchema.FormalParameterOption.Single
+        return OpSchema.FormalParameter(name, "T", description, param_option=option)
+
+    def attribute(name, default, description):
+        if isinstance(default, OpSchema.AttrType):
+            return OpSchema.Attribute(name, default, description, required=False)
+        return OpSchema.Attribute(name, onnx.helper.make_attribute(name, default), description)
+
+    schema = OpSchema(
+        op_type, DOMAIN, VERSION, doc,
+        inputs=[formal(*i) for i in inputs],
+        outputs=[formal(*o) for o in outputs],
+        type_constraints=[("T", FLOAT_TYPES, "float16, bfloat16, float or double; all inputs and outputs share it. "
+                                             "Half types accumulate in float32 and round once at the end.")],
+        attributes=[attribute(*a) for a in attributes],
+        node_determinism=OpSchema.NodeDeterminism.Deterministic,
+    )
+    schema.set_type_and_shape_inference_function(infer)
+    return schema
+
+
+def attribute_value(ctx, name: str, default):
+    """An attribute of the node under shape inference, as a Python value (default when absent)."""
+    attr = ctx.get_attribute(name)
+    if attr is None:
+        return default
+    value = onnx.helper.get_attribute_value(attr)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def input_shape(ctx, index: int) -> Optional[list]:
+    value_type = ctx.get_input_type(index) if ctx.has_input(index) else None
+    return None if value_type is None else shape_of(value_type)
+
+
+def input_elem_type(ctx, index: int) -> int:
+    value_type = ctx.get_input_type(index) if ctx.has_input(index) else None
+    return 0 if value_type is None else value_type.tensor_type.elem_type

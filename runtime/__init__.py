@@ -1,0 +1,56 @@
+"""The native onnxruntime custom-op library of the resample_grad domain.
+
+    so = onnxruntime.SessionOptions()
+    so.register_custom_ops_library(resample_grad.runtime.library_path())
+
+A kernel registered for a custom domain takes precedence over a model-local
+function of the same name, so a model made by resample_grad.opset.attach()
+runs on these kernels when the library is registered and on its function
+bodies when it is not.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+_LIBRARY_NAME = "libresample_grad_ops.so" if sys.platform != "darwin" else "libresample_grad_ops.dylib"
+
+
+def library_path() -> str:
+    """Absolute path of the installed custom-op library (RESAMPLE_GRAD_LIBRARY overrides it)."""
+    override = os.environ.get("RESAMPLE_GRAD_LIBRARY")
+    if override:
+        return override
+    path = pathlib.Path(__file__).with_name(_LIBRARY_NAME)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"resample_grad: the native library {path} is missing; reinstall the package with "
+            "`pip install .` so that its C++ kernels are built")
+    return str(path)
+
+
+def session_options(threads: int = 0, options=None):
+    """SessionOptions with the library registered (and intra_op_num_threads when threads > 0)."""
+    import onnxruntime
+
+    options = options or onnxruntime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    options.register_custom_ops_library(library_path())
+    return options
+
+
+def session(model, threads: int = 0, sess_options=None, **kwargs):
+    """An onnxruntime.InferenceSession on the CPU with the resample_grad kernels registered.
+
+    model: a ModelProto, serialized bytes or a path. kwargs go to InferenceSession.
+    """
+    import onnxruntime
+
+    if hasattr(model, "SerializeToString"):
+        model = model.SerializeToString()
+    elif isinstance(model, pathlib.Path):
+        model = str(model)
+    kwargs.setdefault("providers", ["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(model, sess_options=session_options(threads, sess_options), **kwargs)

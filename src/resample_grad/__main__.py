@@ -1,0 +1,5 @@
+import sys
+
+from resample_grad.cli import main
+
+sys.exit(main())
