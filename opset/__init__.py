@@ -189,10 +189,13 @@ class _ReferenceOp(OpRun):
 
 class GridSampler2DGrad(_ReferenceOp):
     def _run(self, grad_output, input, grid, interpolation_mode=None, padding_mode=None, align_corners=None):
-        wanted = [i < len(self.onnx_node.output) and self.onnx_node.output[i] != "" for i in range(2)]
-        return grid_sampler_2d_grad.grid_sampler_2d_grad(
+        names = list(self.onnx_node.output)
+        wanted = [i < len(names) and names[i] != "" for i in range(2)]
+        results = grid_sampler_2d_grad.grid_sampler_2d_grad(
             grad_output, input, grid, _str(interpolation_mode, "bilinear"), _str(padding_mode, "zeros"),
             int(align_corners or 0), output_mask=wanted)
+        # an output the node does not name is not computed; the evaluator still wants an array in its slot
+        return tuple(r if r is not None else np.zeros(0, grad_output.dtype) for r in results[:len(names)])
 
 
 class UpsampleNearestExact1dGrad(_ReferenceOp):

@@ -10,6 +10,7 @@ bodies when it is not.
 """
 from __future__ import annotations
 
+import importlib.resources
 import os
 import pathlib
 import sys
@@ -22,7 +23,8 @@ def library_path() -> str:
     override = os.environ.get("RESAMPLE_GRAD_LIBRARY")
     if override:
         return override
-    path = pathlib.Path(__file__).with_name(_LIBRARY_NAME)
+    # importlib.resources finds the library in a regular and in an editable install alike
+    path = pathlib.Path(str(importlib.resources.files(__name__) / _LIBRARY_NAME))
     if not path.exists():
         raise FileNotFoundError(
             f"resample_grad: the native library {path} is missing; reinstall the package with "
@@ -54,3 +56,42 @@ def session(model, threads: int = 0, sess_options=None, **kwargs):
         model = str(model)
     kwargs.setdefault("providers", ["CPUExecutionProvider"])
     return onnxruntime.InferenceSession(model, sess_options=session_options(threads, sess_options), **kwargs)
+
+
+def run(session, feeds: dict, output_names=None) -> list:
+    """session.run that also takes and returns bfloat16 arrays (ml_dtypes.bfloat16).
+
+    onnxruntime's Python binding converts no bfloat16 numpy array, so every input
+    and output goes through an OrtValue and IO binding.
+    """
+    import ctypes
+
+    import ml_dtypes
+    import numpy as np
+    import onnxruntime
+    from onnx import TensorProto
+
+    names = output_names or [o.name for o in session.get_outputs()]
+    binding = session.io_binding()
+    keep = []
+    for name, array in feeds.items():
+        array = np.ascontiguousarray(array)
+        if array.dtype == ml_dtypes.bfloat16:
+            value = onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16), TensorProto.BFLOAT16)
+        else:
+            value = onnxruntime.OrtValue.ortvalue_from_numpy(array)
+        keep.append((array, value))
+        binding.bind_ortvalue_input(name, value)
+    for name in names:
+        binding.bind_output(name, "cpu")
+    session.run_with_iobinding(binding)
+    results = []
+    for value in binding.get_outputs():
+        if value.data_type() == "tensor(bfloat16)":
+            shape = value.shape()
+            count = int(np.prod(shape)) if shape else 1
+            raw = (ctypes.c_uint16 * count).from_address(value.data_ptr()) if count else []
+            results.append(np.array(raw, dtype=np.uint16).view(ml_dtypes.bfloat16).reshape(shape))
+        else:
+            results.append(value.numpy())
+    return results

@@ -1,0 +1,63 @@
+"""Shared test helpers: building a one-node model and running it on each path.
+
+Paths:
+    reference  onnx.reference.ReferenceEvaluator with resample_grad.opset.reference_ops()
+    function   onnxruntime without the native library: runs the model-local onnxscript functions
+    kernel     onnxruntime with the native custom-op library registered
+"""
+from __future__ import annotations
+
+import sys
+import pathlib
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import helper
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+from resample_grad import opset, runtime  # noqa: E402
+
+PATHS = ("reference", "function", "kernel")
+NUMPY_DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64}
+ONNX_DTYPES = {"float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16,
+               "float32": onnx.TensorProto.FLOAT, "float64": onnx.TensorProto.DOUBLE}
+
+
+def one_node_model(op_type, inputs: dict, outputs, attrs: dict, dtype: str = "float32", opset_version: int = 18,
+                   output_shapes=None) -> onnx.ModelProto:
+    """A model with one resample_grad node; inputs: name -> shape; outputs: names ("" = not requested)."""
+    elem = ONNX_DTYPES[dtype]
+    node = opset.make_node(op_type, list(inputs), list(outputs), **attrs)
+    graph = helper.make_graph(
+        [node], op_type,
+        [helper.make_tensor_value_info(name, elem, list(shape)) for name, shape in inputs.items()],
+        [helper.make_tensor_value_info(name, elem, None) for name in outputs if name])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset_version),
+                                                   helper.make_opsetid(opset.DOMAIN, opset.VERSION)])
+
+
+def session_for(model: onnx.ModelProto, path: str, threads: int = 1):
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.log_severity_level = 3
+    if path == "kernel":
+        options.register_custom_ops_library(runtime.library_path())
+    return onnxruntime.InferenceSession(opset.attach(model).SerializeToString(), options,
+                                        providers=["CPUExecutionProvider"])
+
+
+def run_model(model: onnx.ModelProto, feeds: dict, path: str, threads: int = 1) -> list:
+    """Outputs of the model's named graph outputs, on one path."""
+    if path == "reference":
+        from onnx.reference import ReferenceEvaluator
+        return list(ReferenceEvaluator(model, new_ops=opset.reference_ops()).run(None, feeds))
+    return runtime.run(session_for(model, path, threads), feeds)
+
+
+@pytest.fixture(params=PATHS)
+def path(request):
+    return request.param

@@ -1,0 +1,45 @@
+"""Every case of the table, on every path and dtype, against its torch oracle."""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from cases import CASES, TOLERANCE, make_inputs  # noqa: E402
+from conftest import NUMPY_DTYPES, PATHS, one_node_model, run_model  # noqa: E402
+
+PARAMS = [pytest.param(case, dtype, path, id=f"{case.id}-{dtype}-{path}")
+          for case in CASES for dtype in case.dtypes for path in PATHS]
+
+
+def oracle_outputs(case, arrays, dtype):
+    # half types: the float32 oracle on the half-rounded inputs
+    as_torch = {name: torch.from_numpy(np.asarray(a.astype(NUMPY_DTYPES[dtype]), np.float64 if dtype == "float64" else np.float32))
+                for name, a in arrays.items()}
+    return [t.detach().numpy().astype(np.float64) for t in case.oracle(*as_torch.values())]
+
+
+def relative_error(ours, expected):
+    """max |ours - expected| over max |expected|; inputs are O(1), so a gradient that is exactly zero
+    (rounding residue only) is measured against 1."""
+    ours = np.asarray(ours).astype(np.float64)
+    scale = max(float(np.abs(expected).max(initial=0.0)), 1.0)
+    return float(np.abs(ours - expected).max(initial=0.0)) / scale
+
+
+@pytest.mark.parametrize("case,dtype,path", PARAMS)
+def test_against_torch(case, dtype, path):
+    arrays = make_inputs(case, zlib.crc32(case.id.encode()))
+    feeds = {name: a.astype(NUMPY_DTYPES[dtype]) for name, a in arrays.items()}
+    model = one_node_model(case.op_type, case.inputs, case.outputs, case.attrs, dtype)
+    outputs = run_model(model, feeds, path)
+    expected = oracle_outputs(case, arrays, dtype)
+    assert len(outputs) == len(expected)
+    for name, ours, want in zip([o for o in case.outputs if o], outputs, expected):
+        assert ours.dtype == NUMPY_DTYPES[dtype], name
+        assert ours.shape == want.shape, name
+        error = relative_error(ours, want)
+        assert error <= TOLERANCE[dtype], f"{name}: relative error {error:.3g} > {TOLERANCE[dtype]}"
