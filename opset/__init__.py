@@ -121,7 +121,7 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
                                                       f"expected {', '.join(OPS[node.op_type].schema.attributes)}")
         if node.op_type == "UpsampleNearestExact1dGrad" or node.op_type == "UpsampleNearestExact2dGrad":
             if not any(a.name == "input_size" for a in node.attribute):
-                raise ResampleGradError(node.op_type, f"node {node.name!r} is missing the required attribute 'input_size'")
+                raise ResampleGradError(node.op_type, f"attribute 'input_size' is required (node {node.name!r})")
     try:
         return onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except onnx.shape_inference.InferenceError as error:
