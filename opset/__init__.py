@@ -162,7 +162,8 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     else:
         ml_version = ml.version
 
-    validate_model(model)
+    inferred = validate_model(model)
+    _fill_output_types(model, inferred)
     used = {n.op_type for n in _domain_nodes(model)}
     kept = [f for f in model.functions if not (f.domain == DOMAIN and f.name in used)]
     del model.functions[:]
@@ -179,6 +180,15 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
         model.functions.append(function)
     model.ir_version = max(FUNCTION_IR_VERSION, min(model.ir_version or onnx.IR_VERSION, max_onnxruntime_ir_version()))
     return model
+
+
+def _fill_output_types(model: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
+    """Graph outputs declared without a shape get the inferred type (the full checker wants one)."""
+    types = {v.name: v.type for v in list(inferred.graph.output) + list(inferred.graph.value_info)}
+    for output in model.graph.output:
+        tensor = output.type.tensor_type
+        if not tensor.HasField("shape") and output.name in types and types[output.name].tensor_type.HasField("shape"):
+            output.type.CopyFrom(types[output.name])
 
 
 # --------------------------------------------------------------------------- reference evaluator

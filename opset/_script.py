@@ -229,16 +229,40 @@ def BilinearMatrix(input_len, output_len, align_corners, half_pixel_centers, sca
                   op.Mul(OneHot(bottom, input_len), weight_bottom))
 
 
+@script(HELPERS, default_opset=op)
+def SeparableBackward(grad, rows, cols):
+    """rows^T @ grad @ cols over the last two axes of [N, C, H_out, W_out]; rows [H_out, H_in], cols [W_out, W_in].
+
+    An empty N or C takes its own branch: onnxruntime's MatMul (and the FusedMatMul its
+    optimizer makes) cannot broadcast over a batch axis of size 0.
+    """
+    if op.Equal(op.Size(grad), op.Constant(value_int=0)):
+        shape = op.Concat(op.Shape(grad, start=0, end=2), op.Shape(rows, start=1), op.Shape(cols, start=1), axis=0)
+        result = op.Expand(op.CastLike(0.0, grad), shape)
+    else:
+        result = op.MatMul(op.Transpose(rows, perm=[1, 0]), op.MatMul(grad, cols))
+    return result
+
+
 def _helper_functions():
     return [f.to_function_proto() for f in (
         Unnormalize, ClipCoordinates, ReflectCoordinates, SafeDowngrade, ApplyPadding, CubicCoefficients,
-        AxisTaps, OneHot, NearestExactMatrix, BilinearMatrix)]
+        AxisTaps, OneHot, NearestExactMatrix, BilinearMatrix, SeparableBackward)]
 
 
-def finish(function, op_type: str) -> onnx.FunctionProto:
-    """The op's FunctionProto, named op_type, with every helper call inlined and the opset imports it needs."""
+def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
+    """The op's FunctionProto, named op_type with the schema's output names, every helper call
+    inlined and the opset imports it needs."""
     proto = function.to_function_proto()
     proto.name = op_type
+    renames = dict(zip(proto.output, outputs))
+    # an internal value already named like a schema output moves aside first (functions are SSA)
+    internal = {name for node in _all_nodes(proto.node) for name in node.output} - set(proto.output)
+    renames.update({name: f"{name}_inner" for name in internal & set(outputs)})
+    for node in _all_nodes(proto.node):
+        node.output[:] = [renames.get(name, name) for name in node.output]
+        node.input[:] = [renames.get(name, name) for name in node.input]
+    proto.output[:] = list(outputs)
     helpers = _helper_functions()
     node = onnx.helper.make_node(proto.name, list(proto.input), list(proto.output), domain=proto.domain)
     graph = onnx.helper.make_graph([node], "holder", [], [])

@@ -194,8 +194,11 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
     height = op.Cast(op.Shape(input, start=2, end=3), to=DOUBLE)
     width = op.Cast(op.Shape(input, start=3, end=4), to=DOUBLE)
     points = op.ReduceProd(op.Shape(grid, start=1, end=3), keepdims=1)
+    pixels = op.ReduceProd(op.Shape(input, start=2, end=4), keepdims=1)
 
-    coords = op.Reshape(op.Cast(grid, to=DOUBLE), op.Concat(batch, points, op.Constant(value_ints=[2]), axis=0))
+    # explicit sizes and allowzero: an empty batch or channel axis must reshape to empty, not fail
+    coords = op.Reshape(op.Cast(grid, to=DOUBLE), op.Concat(batch, points, op.Constant(value_ints=[2]), axis=0),
+                        allowzero=1)
     tx, wx, sx, mult_x = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
     ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
 
@@ -213,26 +216,28 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
     slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))
 
     # planes [N, C, H*W]; taps flattened to [N, C, P*Kx*Ky] in (point, x tap, y tap) order
-    planes = op.Concat(batch, channels, op.Constant(value_ints=[-1]), axis=0)
-    image = op.Reshape(op.Cast(input, to=DOUBLE), planes)
-    index = op.Expand(op.Unsqueeze(op.Reshape(flat, op.Concat(batch, col, axis=0)), op.Constant(value_ints=[1])),
+    taps = op.ReduceProd(op.Shape(weight, start=1), keepdims=1)
+    image = op.Reshape(op.Cast(input, to=DOUBLE), op.Concat(batch, channels, pixels, axis=0), allowzero=1)
+    index = op.Expand(op.Unsqueeze(op.Reshape(flat, op.Concat(batch, taps, axis=0), allowzero=1),
+                                   op.Constant(value_ints=[1])),
                       op.Concat(batch, channels, op.Constant(value_ints=[1]), axis=0))
     g_out = op.Reshape(op.Cast(grad_output, to=DOUBLE),
-                       op.Concat(batch, channels, points, op.Constant(value_ints=[1, 1]), axis=0))
+                       op.Concat(batch, channels, points, op.Constant(value_ints=[1, 1]), axis=0), allowzero=1)
     taps_shape = op.Concat(batch, channels, op.Shape(weight, start=1), axis=0)
 
-    contribution = op.Reshape(op.Mul(g_out, op.Unsqueeze(weight, op.Constant(value_ints=[1]))), planes)
+    contribution = op.Reshape(op.Mul(g_out, op.Unsqueeze(weight, op.Constant(value_ints=[1]))),
+                              op.Concat(batch, channels, taps, axis=0), allowzero=1)
     grad_input = op.ScatterElements(op.Expand(zero, op.Shape(image)), index, contribution, axis=2, reduction="add")
-    grad_input = op.CastLike(op.Reshape(grad_input, op.Shape(input)), input)
+    grad_input = op.CastLike(op.Reshape(grad_input, op.Shape(input), allowzero=1), input)
 
-    values = op.Reshape(op.GatherElements(image, index, axis=2), taps_shape)
+    values = op.Reshape(op.GatherElements(image, index, axis=2), taps_shape, allowzero=1)
     dot = op.Where(inside, op.ReduceSum(op.Mul(values, g_out), op.Constant(value_ints=[1]), keepdims=0), zero)
     tap_axes = op.Constant(value_ints=[2, 3])
     gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)
     giy = op.Mul(op.ReduceSum(op.Mul(dot, slope_y), tap_axes, keepdims=0), mult_y)
     grad_grid = op.Concat(op.Unsqueeze(gix, col), op.Unsqueeze(giy, col), axis=-1)
-    grad_grid = op.CastLike(op.Reshape(grad_grid, op.Shape(grid)), grid)
+    grad_grid = op.CastLike(op.Reshape(grad_grid, op.Shape(grid), allowzero=1), grid)
     return grad_input, grad_grid
 
 
-FUNCTION = finish(_function, OP_TYPE)
+FUNCTION = finish(_function, OP_TYPE, ["grad_input", "grad_grid"])

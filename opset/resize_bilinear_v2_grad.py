@@ -16,7 +16,7 @@ import numpy as np
 from onnxscript import opset18 as op
 from onnxscript import script
 
-from ._script import DOUBLE, OPSET, BilinearMatrix, finish
+from ._script import DOUBLE, OPSET, BilinearMatrix, SeparableBackward, finish
 from ._common import (
     ResampleGradError, attribute_value, check_bool_attr, check_dim_equal, check_float_dtypes, check_rank,
     check_scale_attr, compute_dtype, input_elem_type, input_shape, make_schema, make_tensor_type,
@@ -135,8 +135,7 @@ def _function(grads, original_image, align_corners: int = 0, half_pixel_centers:
                           op.Gather(scale, 0))
     cols = BilinearMatrix(op.Shape(original_image, start=3, end=4), op.Shape(grads, start=3, end=4), corners, half,
                           op.Gather(scale, 1))
-    grad = op.MatMul(op.Transpose(rows, perm=[1, 0]), op.MatMul(op.Cast(grads, to=DOUBLE), cols))
-    return op.CastLike(grad, grads)
+    return op.CastLike(SeparableBackward(op.Cast(grads, to=DOUBLE), rows, cols), grads)
 
 
-FUNCTION = finish(_function, OP_TYPE)
+FUNCTION = finish(_function, OP_TYPE, ["y"])

@@ -60,4 +60,4 @@ def _function(grad_output, input_size: list[int], output_size: list[int] = (), s
     return op.CastLike(op.MatMul(op.Cast(grad_output, to=DOUBLE), matrix), grad_output)
 
 
-FUNCTION = finish(_function, OP_TYPE)
+FUNCTION = finish(_function, OP_TYPE, ["grad_input"])

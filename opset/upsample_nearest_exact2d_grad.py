@@ -14,7 +14,7 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from . import _upsample
-from ._script import DOUBLE, OPSET, NearestExactMatrix, finish
+from ._script import DOUBLE, OPSET, NearestExactMatrix, SeparableBackward, finish
 from ._common import input_elem_type, input_shape, attribute_value, make_schema, make_tensor_type
 
 OP_TYPE = "UpsampleNearestExact2dGrad"
@@ -61,8 +61,7 @@ def _function(grad_output, input_size: list[int], output_size: list[int] = (), s
                               op.Constant(value_float=scales_h))
     cols = NearestExactMatrix(op.Slice(sizes, [3], [4]), op.Shape(grad_output, start=3, end=4),
                               op.Constant(value_float=scales_w))
-    grad = op.MatMul(op.Transpose(rows, perm=[1, 0]), op.MatMul(op.Cast(grad_output, to=DOUBLE), cols))
-    return op.CastLike(grad, grad_output)
+    return op.CastLike(SeparableBackward(op.Cast(grad_output, to=DOUBLE), rows, cols), grad_output)
 
 
-FUNCTION = finish(_function, OP_TYPE)
+FUNCTION = finish(_function, OP_TYPE, ["grad_input"])
