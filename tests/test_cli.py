@@ -1,0 +1,112 @@
+"""The command line, run as a subprocess on the example models."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+
+from resample_grad import models, opset
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "resample_grad", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("models")
+    models.build_all(out)
+    return out
+
+
+def test_demo_end_to_end_in_a_clean_folder(tmp_path):
+    result = cli("demo", "--workdir", tmp_path / "demo")
+    assert result.returncode == 0, result.stderr
+    assert "all paths agree with the reference" in result.stdout
+    for name in models.BUILDERS:
+        assert name in result.stdout
+        assert (tmp_path / "demo" / f"{name}.onnx").is_file()
+    assert "building the example models" in result.stderr  # progress
+
+
+@pytest.mark.parametrize("command", ["demo", "run", "check", "inspect", "bench"])
+def test_every_subcommand_has_help(command):
+    result = cli(command, "--help")
+    assert result.returncode == 0
+    assert "usage: resample-grad" in result.stdout
+
+
+def test_run_writes_outputs(model_dir, tmp_path):
+    out = tmp_path / "out.npz"
+    result = cli("run", model_dir / "decoder_step.onnx", "--path", "kernels", "--threads", "2", "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert "grad_z: shape [2, 8, 8, 8]" in result.stdout
+    with np.load(out) as data:
+        assert set(data.files) == {"loss", "grad_z"}
+
+
+def test_run_with_inputs_file_on_functions(model_dir, tmp_path):
+    rng = np.random.default_rng(0)
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, grad_output=rng.standard_normal((2, 16, 50, 45)).astype(np.float32))
+    out = tmp_path / "out.npz"
+    result = cli("run", model_dir / "upsample_nearest_exact2d_grad.onnx", "--inputs", inputs, "--path", "functions",
+                 "-o", out)
+    assert result.returncode == 0, result.stderr
+    with np.load(out) as data:
+        expected = opset.OPS["UpsampleNearestExact2dGrad"].reference(
+            np.load(inputs)["grad_output"], [2, 16, 20, 30], None, 2.5, 1.5)
+        np.testing.assert_allclose(data["grad_input"], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_check_reports_each_output(model_dir):
+    result = cli("check", model_dir / "spatial_transformer_step.onnx")
+    assert result.returncode == 0, result.stderr
+    for name in ("loss", "grad_x", "grad_theta"):
+        assert name in result.stdout
+    assert result.stdout.strip().endswith("agree")
+
+
+def test_inspect_lists_nodes_and_shapes(model_dir):
+    result = cli("inspect", model_dir / "decoder_step.onnx")
+    assert result.returncode == 0, result.stderr
+    assert "2 in the resample_grad domain" in result.stdout
+    assert "ResizeBilinearV2Grad 'bilinear_backward' (align_corners=0, half_pixel_centers=1)" in result.stdout
+    assert "out grad_z: [2, 8, 8, 8]" in result.stdout
+
+
+def _one_error_line(result):
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("  ... ")]  # progress
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("resample-grad: error: ")
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def test_corrupted_model_is_one_clear_error(tmp_path):
+    bad = tmp_path / "corrupt.onnx"
+    bad.write_bytes(b"\x08\x07this is not a protobuf \xff\xfe" * 10)
+    line = _one_error_line(cli("check", bad))
+    assert "corrupt.onnx" in line and "not a readable ONNX model" in line
+
+
+def test_missing_model_is_one_clear_error(tmp_path):
+    line = _one_error_line(cli("run", tmp_path / "nothing.onnx"))
+    assert "no such file" in line
+
+
+def test_bad_attribute_is_one_clear_error(model_dir, tmp_path):
+    model = onnx.load(model_dir / "grid_sampler_2d_grad.onnx")
+    for attr in model.graph.node[0].attribute:
+        if attr.name == "padding_mode":
+            attr.s = b"mirror"
+    bad = tmp_path / "bad_attribute.onnx"
+    onnx.save(model, bad)
+    for command in ("run", "inspect"):
+        line = _one_error_line(cli(command, bad))
+        assert "GridSampler2DGrad: attribute 'padding_mode' must be one of 'zeros', 'border', 'reflection', got 'mirror'" in line

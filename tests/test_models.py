@@ -1,0 +1,51 @@
+"""The example models: valid, and their gradients equal torch autograd of the same forward."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+from conftest import PATHS
+from resample_grad import models
+from resample_grad.cli import random_inputs, run_on
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+RUNS = {"reference": "reference", "function": "functions", "kernel": "kernels"}
+
+
+@pytest.mark.parametrize("name", list(models.BUILDERS))
+def test_model_passes_full_check(name):
+    onnx.checker.check_model(models.BUILDERS[name](), full_check=True)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_spatial_transformer_step_matches_torch_autograd(path):
+    model = models.spatial_transformer_step()
+    feeds = random_inputs(model, seed=3)
+    feeds["theta"] = (np.array([[0.9, 0.2, 0.1], [-0.15, 1.1, -0.05]]) + 0.05 * np.random.default_rng(1).standard_normal(
+        (2, 2, 3))).astype(np.float32)
+    out = run_on(model, feeds, RUNS[path])
+    x = torch.from_numpy(feeds["x"]).requires_grad_()
+    theta = torch.from_numpy(feeds["theta"]).requires_grad_()
+    grid = F.affine_grid(theta, [2, 3, 24, 24], align_corners=False)
+    y = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+    loss = ((y - torch.from_numpy(feeds["target"])) ** 2).mean()
+    grad_x, grad_theta = torch.autograd.grad(loss, [x, theta])
+    np.testing.assert_allclose(out["loss"], loss.item(), rtol=1e-5)
+    np.testing.assert_allclose(out["grad_x"], grad_x.numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out["grad_theta"], grad_theta.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_decoder_step_matches_torch_autograd(path):
+    model = models.decoder_step()
+    feeds = random_inputs(model, seed=4)
+    out = run_on(model, feeds, RUNS[path])
+    z = torch.from_numpy(feeds["z"]).requires_grad_()
+    up1 = F.interpolate(z, scale_factor=2, mode="nearest-exact")
+    up2 = F.interpolate(up1, scale_factor=2, mode="bilinear", align_corners=False)
+    loss = (up2 * torch.from_numpy(feeds["weight"])).sum()
+    (grad_z,) = torch.autograd.grad(loss, [z])
+    np.testing.assert_allclose(out["loss"], loss.item(), rtol=1e-4)
+    np.testing.assert_allclose(out["grad_z"], grad_z.numpy(), rtol=1e-4, atol=1e-5)
