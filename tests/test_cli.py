@@ -81,7 +81,7 @@ def test_inspect_lists_nodes_and_shapes(model_dir):
 
 def _one_error_line(result):
     assert result.returncode == 2
-    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("  ... ")]  # progress
+    lines = [line for line in result.stderr.splitlines() if line.strip() and not line.lstrip().startswith("... ")]  # progress
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("resample-grad: error: ")
     assert "Traceback" not in result.stderr
