@@ -9,6 +9,8 @@
 // buffer (O(threads x row)); coordinates follow opset/_coords.py.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernel_common.h"
@@ -18,6 +20,10 @@ namespace rg {
 namespace {
 
 enum class Interpolation { kBilinear = 0, kNearest = 1, kBicubic = 2 };
+
+// Grid points handled together: their taps are computed once, then every channel plane is
+// visited once for all of them (the plane stays in L1). A few output rows' worth.
+constexpr int64_t kChunk = 512;
 enum class Padding { kZeros = 0, kBorder = 1, kReflection = 2 };
 
 // ----------------------------------------------------------------------------- coordinates (aten GridSampler.h)
@@ -104,25 +110,42 @@ void Cubic(A t, A coeffs[4], A grads[4]) {
   grads[3] = (3 * a * x - 10 * a) * x + 8 * a;
 }
 
-// The taps of one axis for one grid coordinate.
+// Unsigned integer of A's width, to mask a value's bits without branches.
+template <typename A> using Bits = std::conditional_t<sizeof(A) == 8, uint64_t, uint32_t>;
+
+template <typename A>
+inline A Masked(A value, Bits<A> mask) {
+  Bits<A> bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  bits &= mask;
+  std::memcpy(&value, &bits, sizeof bits);
+  return value;
+}
+
+// The taps of one axis for one grid coordinate: kAxisTaps(mode) entries, index -1 outside the image.
 template <typename A>
 struct AxisTaps {
-  int count = 0;
-  int64_t index[4];  // -1: outside the image
+  int64_t index[4];
   A weight[4];
-  A slope[4];        // d weight / d pixel coordinate
-  A mult = 0;        // d pixel coordinate / d grid coordinate
+  A slope[4];  // d weight / d pixel coordinate
+  A mult = 0;  // d pixel coordinate / d grid coordinate
 };
+
+constexpr int AxisTapCount(Interpolation mode) {
+  return mode == Interpolation::kNearest ? 1 : mode == Interpolation::kBilinear ? 2 : 4;
+}
 
 template <typename A>
 void ComputeAxisTaps(A grid_coord, int64_t size, Interpolation mode, Padding padding, bool align_corners, AxisTaps<A>* t) {
   A pixel = Unnormalize(grid_coord, size, align_corners, &t->mult);
   if (mode == Interpolation::kBicubic) {
-    if (!std::isfinite(pixel)) { t->count = 0; return; }  // a non-finite point reads nothing
+    if (!std::isfinite(pixel)) {  // a non-finite point reads nothing
+      for (int i = 0; i < 4; ++i) t->index[i] = -1, t->weight[i] = 0, t->slope[i] = 0;
+      return;
+    }
     const A base = std::floor(pixel);
     A grads[4], ignored;
     Cubic(pixel - base, t->weight, grads);
-    t->count = 4;
     for (int i = 0; i < 4; ++i) {
       t->index[i] = PixelIndex(Pad(base - 1 + i, size, padding, align_corners, &ignored), size);
       t->slope[i] = -grads[i];
@@ -133,14 +156,12 @@ void ComputeAxisTaps(A grid_coord, int64_t size, Interpolation mode, Padding pad
   pixel = Pad(pixel, size, padding, align_corners, &pad_grad);
   t->mult *= pad_grad;
   if (mode == Interpolation::kNearest) {
-    t->count = 1;
     t->index[0] = PixelIndex(std::nearbyint(pixel), size);  // round half to even
     t->weight[0] = 1;
     t->slope[0] = 0;
     return;
   }
   const A low = std::floor(pixel), high = low + 1;
-  t->count = 2;
   t->index[0] = PixelIndex(low, size);
   t->index[1] = PixelIndex(high, size);
   t->weight[0] = high - pixel;
@@ -149,49 +170,48 @@ void ComputeAxisTaps(A grid_coord, int64_t size, Interpolation mode, Padding pad
   t->slope[1] = 1;
 }
 
-// One tap of a grid point inside the image: flat pixel index, weight, d weight / d x, d weight / d y.
+// The K taps of every point of a run of consecutive grid points, as arrays (K = 1, 4 or 16 by mode). A tap outside
+// the image points at `sink` (one past the plane): the scatter adds it to a spare slot and the
+// gather reads zero for it, so the inner loops have no branches on the tap count.
 template <typename A>
-struct Tap {
-  int64_t flat;
-  A weight, slope_x, slope_y;
-};
-
-// The taps inside the image of every point of one output row, and each point's d pixel / d grid.
-template <typename A>
-struct RowTaps {
-  std::vector<Tap<A>> taps;
-  std::vector<int64_t> start;  // taps of point p: [start[p], start[p + 1])
+struct PointTaps {
+  std::vector<int64_t> flat;
+  std::vector<A> weight, slope_x, slope_y;
   std::vector<A> mult_x, mult_y;
 };
 
-template <typename T>
-void ComputeRowTaps(const T* grid_row, int64_t width_out, int64_t h_in, int64_t w_in, Interpolation mode, Padding padding,
-                    bool align_corners, RowTaps<AccT<T>>* row) {
+template <typename T, int K>
+void ComputePointTaps(const T* grid_row, int64_t width_out, int64_t h_in, int64_t w_in, Interpolation mode, Padding padding,
+                    bool align_corners, PointTaps<AccT<T>>* row) {
   using A = AccT<T>;
-  row->taps.clear();
-  row->start.resize(width_out + 1);
+  const int64_t sink = h_in * w_in;
+  row->flat.resize(width_out * K);
+  row->weight.resize(width_out * K);
+  row->slope_x.resize(width_out * K);
+  row->slope_y.resize(width_out * K);
   row->mult_x.resize(width_out);
   row->mult_y.resize(width_out);
+  constexpr int kAxis = K == 1 ? 1 : K == 4 ? 2 : 4;
+  // aten's tap order: bilinear nw, ne, sw, se (y outer); bicubic x outer, y inner.
+  constexpr bool kXOuter = K == 16;
   AxisTaps<A> tx, ty;
   for (int64_t p = 0; p < width_out; ++p) {
-    row->start[p] = static_cast<int64_t>(row->taps.size());
     ComputeAxisTaps(Load<A>(grid_row[2 * p]), w_in, mode, padding, align_corners, &tx);
     ComputeAxisTaps(Load<A>(grid_row[2 * p + 1]), h_in, mode, padding, align_corners, &ty);
     row->mult_x[p] = tx.mult;
     row->mult_y[p] = ty.mult;
-    // aten's tap order: bilinear nw, ne, sw, se (y outer); bicubic x outer, y inner.
-    const bool x_outer = mode == Interpolation::kBicubic;
-    const int outer = x_outer ? tx.count : ty.count, inner = x_outer ? ty.count : tx.count;
-    for (int a = 0; a < outer; ++a) {
-      for (int b = 0; b < inner; ++b) {
-        const int i = x_outer ? a : b, j = x_outer ? b : a;
-        if (tx.index[i] < 0 || ty.index[j] < 0) continue;
-        row->taps.push_back({ty.index[j] * w_in + tx.index[i], tx.weight[i] * ty.weight[j], tx.slope[i] * ty.weight[j],
-                             tx.weight[i] * ty.slope[j]});
+    int64_t k = p * K;
+    for (int a = 0; a < kAxis; ++a) {
+      for (int b = 0; b < kAxis; ++b, ++k) {
+        const int i = kXOuter ? a : b, j = kXOuter ? b : a;
+        const bool inside = tx.index[i] >= 0 && ty.index[j] >= 0;
+        row->flat[k] = inside ? ty.index[j] * w_in + tx.index[i] : sink;
+        row->weight[k] = tx.weight[i] * ty.weight[j];
+        row->slope_x[k] = tx.slope[i] * ty.weight[j];
+        row->slope_y[k] = tx.weight[i] * ty.slope[j];
       }
     }
   }
-  row->start[width_out] = static_cast<int64_t>(row->taps.size());
 }
 
 // ----------------------------------------------------------------------------- kernel
@@ -269,96 +289,122 @@ struct GridSampler2DGrad {
       const T* go = static_cast<const T*>(grad_output.data);
       const T* image = static_cast<const T*>(input.data);
       const T* coords = static_cast<const T*>(grid.data);
-      if (grad_input) ScatterInputGrad<T>(context, go, coords, input.dims, grid.dims, grad_input);
-      if (grad_grid) GatherGridGrad<T>(context, go, image, coords, input.dims, grid.dims, grad_grid);
+      auto run = [&](auto taps) {
+        constexpr int K = decltype(taps)::value;
+        if (grad_grid && mode == Interpolation::kNearest) {  // piecewise constant: the grid gradient is zero
+          std::fill(grad_grid, grad_grid + grid.Count(), Store<T>(AccT<T>(0)));
+          grad_grid = nullptr;
+        }
+        // Two passes (one fused pass measured slower: register pressure with 16 bicubic taps).
+        if (grad_input) Backward<T, K, true>(context, go, image, coords, input.dims, grid.dims, grad_input);
+        if (grad_grid) Backward<T, K, false>(context, go, image, coords, input.dims, grid.dims, grad_grid);
+      };
+      if (mode == Interpolation::kNearest) run(std::integral_constant<int, 1>{});
+      else if (mode == Interpolation::kBilinear) run(std::integral_constant<int, 4>{});
+      else run(std::integral_constant<int, 16>{});
     });
   }
 
-  template <typename T>
-  void ScatterInputGrad(OrtKernelContext* context, const T* go, const T* coords, const std::vector<int64_t>& in_dims,
-                        const std::vector<int64_t>& grid_dims, T* grad_input) const {
+  // One pass of the backward, for grad_input (kInput) or for grad_grid. Both walk the grid in chunks:
+  // a chunk's taps are computed once, then each channel plane is visited once for the whole chunk
+  // (it stays in L1).
+  //  - grad_input: a task owns (batch item, block of channels) and scatters grad_output into its
+  //    planes: no atomics, and every plane element sums in aten's order whatever the thread count;
+  //  - grad_grid: a task owns (batch item, chunk) and gathers over all channels.
+  template <typename T, int K, bool kInput>
+  void Backward(OrtKernelContext* context, const T* go, const T* image, const T* coords, const std::vector<int64_t>& in_dims,
+                const std::vector<int64_t>& grid_dims, T* out) const {
     using A = AccT<T>;
+    constexpr bool kGrid = !kInput;
     const int64_t n = in_dims[0], c = in_dims[1], h_in = in_dims[2], w_in = in_dims[3];
-    const int64_t h_out = grid_dims[1], w_out = grid_dims[2], plane = h_in * w_in, points = h_out * w_out;
-    // Channel blocks: enough tasks to spread over the pool, while sharing each row's taps among the block.
-    const int64_t block = std::max<int64_t>(1, std::min<int64_t>(c, n * c / 32));
+    const int64_t plane = h_in * w_in, points = grid_dims[1] * grid_dims[2];
+    const int64_t chunks = (points + kChunk - 1) / kChunk;
+    // grad_input: about 16 tasks, each sharing its chunks' taps among a block of channels.
+    const int64_t block = kInput ? std::max<int64_t>(1, std::min<int64_t>(c, n * c / 16)) : c;
     const int64_t blocks = (c + block - 1) / block;
+    T* grad_input = kInput ? out : nullptr;
+    T* grad_grid = kGrid ? out : nullptr;
     auto task = [&](size_t index) {
-      thread_local RowTaps<A> row;
-      thread_local std::vector<A> half_acc;  // float32 accumulation planes for the half types
-      const int64_t b = static_cast<int64_t>(index) / blocks;
-      const int64_t c0 = (static_cast<int64_t>(index) % blocks) * block, c1 = std::min(c, c0 + block);
-      A* acc;
-      if constexpr (std::is_same_v<T, A>) {
-        acc = grad_input + (b * c + c0) * plane;
-      } else {
-        half_acc.resize((c1 - c0) * plane);
-        acc = half_acc.data();
-      }
-      std::fill(acc, acc + (c1 - c0) * plane, A(0));
-      for (int64_t y = 0; y < h_out; ++y) {
-        ComputeRowTaps<T>(coords + (b * points + y * w_out) * 2, w_out, h_in, w_in, mode, padding, align_corners, &row);
-        const Tap<A>* taps = row.taps.data();
-        const int64_t* start = row.start.data();
-        for (int64_t ch = c0; ch < c1; ++ch) {
-          const T* g = go + (b * c + ch) * points + y * w_out;
-          A* dst = acc + (ch - c0) * plane;
-          for (int64_t p = 0; p < w_out; ++p) {
-            const A value = Load<A>(g[p]);
-            for (int64_t k = start[p]; k < start[p + 1]; ++k) dst[taps[k].flat] += taps[k].weight * value;
-          }
-        }
-      }
-      if constexpr (!std::is_same_v<T, A>) {
-        T* out = grad_input + (b * c + c0) * plane;
-        for (int64_t i = 0; i < (c1 - c0) * plane; ++i) out[i] = Store<T>(acc[i]);
-      }
-    };
-    ParallelFor(api, context, static_cast<size_t>(n * blocks), task);
-  }
-
-  template <typename T>
-  void GatherGridGrad(OrtKernelContext* context, const T* go, const T* image, const T* coords,
-                      const std::vector<int64_t>& in_dims, const std::vector<int64_t>& grid_dims, T* grad_grid) const {
-    using A = AccT<T>;
-    const int64_t n = in_dims[0], c = in_dims[1], h_in = in_dims[2], w_in = in_dims[3];
-    const int64_t h_out = grid_dims[1], w_out = grid_dims[2], plane = h_in * w_in, points = h_out * w_out;
-    if (mode == Interpolation::kNearest) {  // piecewise constant: the grid gradient is zero
-      std::fill(grad_grid, grad_grid + n * points * 2, Store<T>(A(0)));
-      return;
-    }
-    auto task = [&](size_t index) {
-      thread_local RowTaps<A> row;
+      thread_local PointTaps<A> taps;
+      thread_local std::vector<A> planes;      // the block's planes, each with a spare slot for taps outside
+      thread_local std::vector<int64_t> safe;  // tap indices with the spare slot replaced by 0 (a readable pixel)
+      thread_local std::vector<Bits<A>> keep;  // all ones inside the image, zero for the spare slot
       thread_local std::vector<A> gx, gy;
-      const int64_t b = static_cast<int64_t>(index) / h_out, y = static_cast<int64_t>(index) % h_out;
-      const int64_t offset = b * points + y * w_out;
-      ComputeRowTaps<T>(coords + offset * 2, w_out, h_in, w_in, mode, padding, align_corners, &row);
-      gx.assign(w_out, A(0));
-      gy.assign(w_out, A(0));
-      const Tap<A>* taps = row.taps.data();
-      const int64_t* start = row.start.data();
-      for (int64_t ch = 0; ch < c; ++ch) {
-        const T* g = go + (b * c + ch) * points + y * w_out;
-        const T* src = image + (b * c + ch) * plane;
-        for (int64_t p = 0; p < w_out; ++p) {
-          const A value = Load<A>(g[p]);
-          A sx = gx[p], sy = gy[p];
-          for (int64_t k = start[p]; k < start[p + 1]; ++k) {
-            const A pixel = Load<A>(src[taps[k].flat]);
-            sx += pixel * taps[k].slope_x * value;
-            sy += pixel * taps[k].slope_y * value;
+      const int64_t per_item = kInput ? blocks : chunks;
+      const int64_t b = static_cast<int64_t>(index) / per_item, part = static_cast<int64_t>(index) % per_item;
+      const int64_t c0 = kInput ? part * block : 0, c1 = kInput ? std::min(c, c0 + block) : c, stride = plane + 1;
+      const int64_t first = kInput ? 0 : part * kChunk, last = kInput ? points : std::min(points, first + kChunk);
+      A* acc = nullptr;  // plain pointers: thread_local objects in a shared library cost a TLS lookup per access
+      if (kInput) {
+        planes.assign((c1 - c0) * stride, A(0));
+        acc = planes.data();
+      }
+      for (int64_t p0 = first; p0 < last; p0 += kChunk) {
+        const int64_t count = std::min(kChunk, last - p0);
+        ComputePointTaps<T, K>(coords + (b * points + p0) * 2, count, h_in, w_in, mode, padding, align_corners, &taps);
+        const int64_t* flat = taps.flat.data();
+        const A* weight = taps.weight.data();
+        const A* slope_x = taps.slope_x.data();
+        const A* slope_y = taps.slope_y.data();
+        const int64_t* tap = flat;
+        const Bits<A>* mask = nullptr;
+        A *sum_x = nullptr, *sum_y = nullptr;
+        if (kGrid) {
+          safe.resize(count * K);
+          keep.resize(count * K);
+          for (int64_t k = 0; k < count * K; ++k) {
+            const bool in = flat[k] < plane;
+            safe[k] = in ? flat[k] : 0;
+            keep[k] = in ? ~Bits<A>(0) : Bits<A>(0);
           }
-          gx[p] = sx;
-          gy[p] = sy;
+          tap = safe.data();
+          mask = keep.data();
+          gx.assign(count, A(0));
+          gy.assign(count, A(0));
+          sum_x = gx.data();
+          sum_y = gy.data();
+        }
+        for (int64_t ch = c0; ch < c1; ++ch) {  // one plane at a time: it stays in L1 for the whole chunk
+          const T* g = go + (b * c + ch) * points + p0;
+          const T* src = image + (b * c + ch) * plane;
+          A* dst = kInput ? acc + (ch - c0) * stride : nullptr;
+          for (int64_t p = 0; p < count; ++p) {
+            const A value = Load<A>(g[p]);
+            A sx = 0, sy = 0;
+            for (int k = 0; k < K; ++k) {
+              if (kInput) dst[flat[p * K + k]] += weight[p * K + k] * value;
+              if (kGrid) {
+                // a tap outside reads +0: the bits are masked (0 * an inf pixel would leak in as NaN)
+                const A pixel = Masked(Load<A>(src[tap[p * K + k]]), mask[p * K + k]);
+                sx += pixel * slope_x[p * K + k];
+                sy += pixel * slope_y[p * K + k];
+              }
+            }
+            if (kGrid) {
+              sum_x[p] += sx * value;
+              sum_y[p] += sy * value;
+            }
+          }
+        }
+        if (kGrid) {
+          const A* mult_x = taps.mult_x.data();
+          const A* mult_y = taps.mult_y.data();
+          T* dst_grid = grad_grid + (b * points + p0) * 2;
+          for (int64_t p = 0; p < count; ++p) {
+            dst_grid[2 * p] = Store<T>(mult_x[p] * sum_x[p]);
+            dst_grid[2 * p + 1] = Store<T>(mult_y[p] * sum_y[p]);
+          }
         }
       }
-      T* out = grad_grid + offset * 2;
-      for (int64_t p = 0; p < w_out; ++p) {
-        out[2 * p] = Store<T>(row.mult_x[p] * gx[p]);
-        out[2 * p + 1] = Store<T>(row.mult_y[p] * gy[p]);
+      if (kInput) {
+        for (int64_t ch = c0; ch < c1; ++ch) {
+          const A* src = acc + (ch - c0) * stride;
+          T* dst_plane = grad_input + (b * c + ch) * plane;
+          for (int64_t i = 0; i < plane; ++i) dst_plane[i] = Store<T>(src[i]);
+        }
       }
     };
-    ParallelFor(api, context, static_cast<size_t>(n * h_out), task);
+    ParallelFor(api, context, static_cast<size_t>(n * (kInput ? blocks : chunks)), task);
   }
 };
 
