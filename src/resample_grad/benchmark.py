@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import platform
 import statistics
+import sys
 import time
 from typing import Callable, Dict, List, Optional
 
@@ -124,7 +125,7 @@ def memcpy_bandwidth(megabytes: int = 256, repeats: int = 5) -> float:
 
 
 def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick: bool = False, with_function: bool = True,
-        progress=None) -> List[dict]:
+        progress=None, only: str = "") -> List[dict]:
     try:
         import torch
     except ImportError:  # the table still has the kernel and function columns
@@ -132,6 +133,8 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
     rng = np.random.default_rng(0)
     results = []
     for row in rows(quick):
+        if only and only not in row.name:
+            continue
         feeds = {k: (rng.uniform(-1.1, 1.1, v) if k == "grid" else rng.standard_normal(v)).astype(np.float32)
                  for k, v in row.inputs.items()}
         model = _model(row)
@@ -214,11 +217,12 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per path and row (median reported)")
     parser.add_argument("--quick", action="store_true", help="batch 2 instead of 8 (a fast look, not the reported table)")
     parser.add_argument("--no-function", action="store_true", help="skip the onnxscript-function column (it is slow)")
+    parser.add_argument("--rows", default="", help="only the rows whose name contains this text")
     args = parser.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",") if t]
     memcpy = memcpy_bandwidth()
     results = run(threads, args.repeats, quick=args.quick, with_function=not args.no_function,
-                  progress=lambda text: print(f"  measuring {text}", flush=True))
+                  progress=lambda text: print(f"  measuring {text}", file=sys.stderr, flush=True), only=args.rows)
     print(format_table(results, memcpy))
     return 0
 
