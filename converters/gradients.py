@@ -223,8 +223,8 @@ def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str]
             else:
                 grads[name] = grad
 
-    elem = {o.name: o.type for o in graph.output}[output]
-    graph.input.append(helper.make_value_info(grad_in, elem))
+    inferred_types = {v.name: v.type for v in list(b.inferred.graph.output) + list(b.inferred.graph.value_info)}
+    graph.input.append(helper.make_value_info(grad_in, inferred_types.get(output, {o.name: o.type for o in graph.output}[output])))
     for name in wrt:
         if name not in grads:
             raise ResampleGradError(OP, f"no gradient path from {name!r} to {output!r}")

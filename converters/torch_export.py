@@ -97,33 +97,22 @@ def _unname_unused_outputs(model: onnx.ModelProto) -> None:
 
 def export(fn_or_module, args, path=None, **kwargs) -> onnx.ModelProto:
     """torch.onnx.export with the translation table, then attach(): the model runs in onnxruntime with or
-    without the native library. A plain function is wrapped in a Module. Saved to path when given."""
-    import torch
+    without the native library. Saved to path when given.
 
-    module = fn_or_module if isinstance(fn_or_module, torch.nn.Module) else _FunctionModule(fn_or_module)
+    A plain function is first traced to aten ops with make_fx, which runs torch.func transforms
+    (vjp, grad) and autograd.grad: their backward ops (aten::grid_sampler_2d_backward, ...) become
+    graph nodes that the translation table maps. torch.export alone cannot trace torch.func.
+    """
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    module = fn_or_module if isinstance(fn_or_module, torch.nn.Module) else make_fx(fn_or_module)(*args)
     program = torch.onnx.export(module, tuple(args), dynamo=True, custom_translation_table=torch_translation_table(),
                                 **kwargs)
     model = program.model_proto
+    del model.graph.value_info[:]  # the exporter's shape hints can be wrong after its optimizer; attach() infers anew
     _unname_unused_outputs(model)
     model = opset.attach(model)
     if path is not None:
         onnx.save(model, str(path))
     return model
-
-
-def _function_module_class():
-    import torch
-
-    class FunctionModule(torch.nn.Module):
-        def __init__(self, fn):
-            super().__init__()
-            self.fn = fn
-
-        def forward(self, *args):
-            return self.fn(*args)
-
-    return FunctionModule
-
-
-def _FunctionModule(fn):
-    return _function_module_class()(fn)

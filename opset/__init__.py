@@ -107,9 +107,11 @@ def _domain_nodes(model: onnx.ModelProto):
 
 
 def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Checks every resample_grad node (op type, attributes, shapes) by strict shape inference.
+    """Checks every resample_grad node (op type, attributes, shapes) with the op's own shape inference.
 
-    Raises ResampleGradError naming the node. Returns the model with inferred shapes.
+    Other nodes do not take part beyond giving their inferred types (best effort), so a quirk
+    elsewhere in the graph cannot fail this. Raises ResampleGradError naming the op. Returns
+    the model with inferred shapes.
     """
     for node in _domain_nodes(model):
         if node.op_type not in OPS:
@@ -119,18 +121,33 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
             if attr.name not in OPS[node.op_type].schema.attributes:
                 raise ResampleGradError(node.op_type, f"node {node.name!r} has unknown attribute {attr.name!r}; "
                                                       f"expected {', '.join(OPS[node.op_type].schema.attributes)}")
-        if node.op_type == "UpsampleNearestExact1dGrad" or node.op_type == "UpsampleNearestExact2dGrad":
+        if node.op_type in ("UpsampleNearestExact1dGrad", "UpsampleNearestExact2dGrad"):
             if not any(a.name == "input_size" for a in node.attribute):
                 raise ResampleGradError(node.op_type, f"attribute 'input_size' is required (node {node.name!r})")
     try:
-        return onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    except onnx.shape_inference.InferenceError as error:
-        text = str(error)
-        for op_type in OPS:
-            marker = f"{op_type}: "
-            if marker in text:
-                raise ResampleGradError(op_type, text[text.index(marker) + len(marker):].strip()) from None
-        raise
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except onnx.shape_inference.InferenceError as error:  # reported below, node by node, if it is ours
+        _raise_if_ours(error)
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    types = {v.name: v.type for v in list(inferred.graph.input) + list(inferred.graph.value_info)
+             + list(inferred.graph.output)}
+    for init in inferred.graph.initializer:
+        types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims)))
+    for node in _domain_nodes(inferred):
+        known = {name: types[name] for name in node.input if name in types}
+        try:
+            onnx.shape_inference.infer_node_outputs(OPS[node.op_type].schema, node, known)
+        except onnx.shape_inference.InferenceError as error:
+            _raise_if_ours(error)
+    return inferred
+
+
+def _raise_if_ours(error: Exception) -> None:
+    text = str(error)
+    for op_type in OPS:
+        marker = f"{op_type}: "
+        if marker in text:
+            raise ResampleGradError(op_type, text[text.index(marker) + len(marker):].strip()) from None
 
 
 def attach(model: onnx.ModelProto) -> onnx.ModelProto:
