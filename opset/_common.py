@@ -84,6 +84,8 @@ def check_scale_attr(op: str, name: str, value: float) -> None:
     if not math.isfinite(value) or value < 0:
         raise ResampleGradError(
             op, f"attribute '{name}' must be a finite scale >= 0 (0 means: use the size ratio), got {value}")
+    if value > 0 and not np.isfinite(np.float32(1.0 / value)):
+        raise ResampleGradError(op, f"attribute '{name}' is too small: its inverse overflows float32, got {value}")
 
 
 def resolve_input_size(op: str, input_size: Sequence[int], grad_shape: Sequence[Optional[int]],

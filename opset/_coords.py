@@ -11,7 +11,10 @@ Differences from aten, on purpose:
   loses parity beyond 2**24 periods in float;
 - clipping propagates NaN (aten's std::min/std::max return the border for a NaN),
   and safe_downgrade then sends NaN to -100, out of bounds: a NaN grid point
-  contributes nothing in every padding mode.
+  contributes nothing in every padding mode;
+- reflection of a pixel coordinate beyond +-2**23 (where float32 has no fraction
+  bits left, and float and double reflect to different pixels) gives NaN: such a
+  point reads nothing, the same on every path.
 """
 from __future__ import annotations
 
@@ -35,10 +38,14 @@ def clip(coord: np.ndarray, size: int):
     return out, np.where(low | high, 0, 1).astype(coord.dtype)
 
 
+REFLECT_LIMIT = 2.0 ** 23  # pixels; beyond it a reflected coordinate is NaN (see the module doc)
+
+
 def reflect(coord: np.ndarray, twice_low: int, twice_high: int):
     """reflect_coordinates_set_grad: mirror into [low, high], with the sign of the derivative."""
     if twice_low == twice_high:
         return np.zeros_like(coord), np.zeros_like(coord)
+    coord = np.where(np.abs(coord) > REFLECT_LIMIT, coord.dtype.type(np.nan), coord)
     low = coord.dtype.type(twice_low) / 2
     span = coord.dtype.type(twice_high - twice_low) / 2
     shifted = coord - low

@@ -54,6 +54,9 @@ def ClipCoordinates(coord, size):
 def ReflectCoordinates(coord, size, align_corners):
     """reflect_coordinates_set_grad with the flip parity from fmod(x, 2 span) (exact for any x)."""
     use_aligned = op.Cast(align_corners, to=onnx.TensorProto.BOOL)
+    zero = op.CastLike(0.0, coord)
+    # beyond +-2^23 pixels float and double reflect differently: NaN, a point that reads nothing
+    coord = op.Where(op.Greater(op.Abs(coord), op.CastLike(8388608.0, coord)), op.Div(zero, zero), coord)
     low = op.Where(use_aligned, op.CastLike(0.0, coord), op.CastLike(-0.5, coord))
     span = op.Where(use_aligned, op.Sub(size, 1.0), size)
     shifted = op.Sub(coord, low)
@@ -65,7 +68,6 @@ def ReflectCoordinates(coord, size, align_corners):
     grad = op.Where(flipped, op.Neg(sign), sign)
     # a single pixel with align_corners has no room to reflect: aten returns 0 with gradient 0
     degenerate = op.Equal(span, 0.0)
-    zero = op.CastLike(0.0, coord)
     return op.Where(degenerate, zero, reflected), op.Where(degenerate, zero, grad)
 
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -49,9 +50,12 @@ A Clip(A coord, int64_t size, A* grad) {
 }
 
 // Flip parity from fmod(x, 2 span): exact for any x (aten's int(floor(x / span)) overflows).
+// Beyond +-2^23 pixels float32 has no fraction bits and float and double would reflect to
+// different pixels: the result is NaN, a point that reads nothing (as in opset/_coords.py).
 template <typename A>
 A Reflect(A coord, int64_t twice_low, int64_t twice_high, A* grad) {
   if (twice_low == twice_high) { *grad = 0; return 0; }
+  if (!(std::fabs(coord) <= A(8388608))) { *grad = 0; return std::numeric_limits<A>::quiet_NaN(); }
   const A low = static_cast<A>(twice_low) / 2;
   const A span = static_cast<A>(twice_high - twice_low) / 2;
   A shifted = coord - low;
@@ -289,6 +293,10 @@ struct GridSampler2DGrad {
       const T* go = static_cast<const T*>(grad_output.data);
       const T* image = static_cast<const T*>(input.data);
       const T* coords = static_cast<const T*>(grid.data);
+      if (input.dims[0] == 0 || input.dims[1] == 0) {  // nothing to scatter; the grid gradient sums no channels
+        if (grad_grid) std::fill(grad_grid, grad_grid + grid.Count(), Store<T>(AccT<T>(0)));
+        return;
+      }
       auto run = [&](auto taps) {
         constexpr int K = decltype(taps)::value;
         if (grad_grid && mode == Interpolation::kNearest) {  // piecewise constant: the grid gradient is zero
