@@ -210,9 +210,10 @@ def _ge_nodes(node, info, needs_cast, names) -> (List[onnx.NodeProto], List[onnx
     return pre + ge + post, inits, ge_attrs
 
 
-def _fold_label_encoders(graph: onnx.GraphProto) -> None:
-    """LabelEncoder of a constant string (the inlined mode attributes) becomes an int64 Constant."""
-    strings = {}
+def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: Optional[dict] = None) -> None:
+    """LabelEncoder of a constant string (the inlined mode attributes) becomes an int64 Constant,
+    in subgraphs too (outer-scope constants are visible there)."""
+    strings = dict(outer_strings or {})
     for node in graph.node:
         if node.op_type == "Constant":
             for a in node.attribute:
@@ -227,6 +228,19 @@ def _fold_label_encoders(graph: onnx.GraphProto) -> None:
             value = table.get(strings[node.input[0]], a.get("default_int64", -1))
             graph.node[index].CopyFrom(helper.make_node("Constant", [], [node.output[0]],
                                                         value=helper.make_tensor(node.output[0], TensorProto.INT64, [], [value])))
+        for attr in graph.node[index].attribute:
+            for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else []) + list(attr.graphs):
+                _fold_label_encoders(sub, strings)
+
+
+def _domains(graph: onnx.GraphProto) -> set:
+    used = set()
+    for node in graph.node:
+        used.add(node.domain)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else []) + list(attr.graphs):
+                used |= _domains(sub)
+    return used
 
 
 def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
@@ -242,7 +256,7 @@ def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
         node.attribute.extend(copy.deepcopy(a) for a in function.attribute_proto if a.name not in present)
     model = onnx.inliner.inline_selected_functions(model, list(function_ids))
     _fold_label_encoders(model.graph)
-    used = {n.domain for n in model.graph.node}
+    used = _domains(model.graph)
     keep = [o for o in model.opset_import if o.domain in used or o.domain in ("", "ai.onnx")]
     del model.opset_import[:]
     model.opset_import.extend(keep)
@@ -322,7 +336,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     # domain as ai.onnx only when the model has a single opset import)
     imports = {o.domain: o.version for o in model.opset_import}
     imports.pop(opset.DOMAIN, None)
-    if not any(n.domain == "ai.onnx.ml" for n in model.graph.node):
+    if "ai.onnx.ml" not in _domains(model.graph):
         imports.pop("ai.onnx.ml", None)
     if rewrites:
         imports[GE_DOMAIN] = GE_VERSION

@@ -264,6 +264,9 @@ def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
     for node in _all_nodes(proto.node):
         node.output[:] = [renames.get(name, name) for name in node.output]
         node.input[:] = [renames.get(name, name) for name in node.input]
+    for graph in _all_subgraphs(proto.node):  # a branch's output list names values too
+        for value in list(graph.output) + list(graph.input):
+            value.name = renames.get(value.name, value.name)
     proto.output[:] = list(outputs)
     helpers = _helper_functions()
     node = onnx.helper.make_node(proto.name, list(proto.input), list(proto.output), domain=proto.domain)
@@ -282,6 +285,15 @@ def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
         inlined.opset_import.append(onnx.helper.make_opsetid(ML_DOMAIN, 3))
     inlined.doc_string = proto.doc_string
     return inlined
+
+
+def _all_subgraphs(nodes):
+    for node in nodes:
+        for attr in node.attribute:
+            graphs = ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else []) + list(attr.graphs)
+            for graph in graphs:
+                yield graph
+                yield from _all_subgraphs(graph.node)
 
 
 def _all_nodes(nodes):

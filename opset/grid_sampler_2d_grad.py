@@ -184,59 +184,64 @@ SCHEMA = make_schema(
 def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", padding_mode: str = "zeros",
               align_corners: int = 0):
     """Per-axis taps, one ScatterElements(add) for grad_input, one GatherElements for grad_grid; in double."""
-    interpolation = ml.LabelEncoder(op.Constant(value_string=interpolation_mode), default_int64=-1,
-                                    keys_strings=["bilinear", "nearest", "bicubic"], values_int64s=[0, 1, 2])
-    padding = ml.LabelEncoder(op.Constant(value_string=padding_mode), default_int64=-1,
-                              keys_strings=["zeros", "border", "reflection"], values_int64s=[0, 1, 2])
-    corners = op.Constant(value_int=align_corners)
-    batch = op.Shape(input, start=0, end=1)
-    channels = op.Shape(input, start=1, end=2)
-    height = op.Cast(op.Shape(input, start=2, end=3), to=DOUBLE)
-    width = op.Cast(op.Shape(input, start=3, end=4), to=DOUBLE)
-    points = op.ReduceProd(op.Shape(grid, start=1, end=3), keepdims=1)
-    pixels = op.ReduceProd(op.Shape(input, start=2, end=4), keepdims=1)
+    # an empty batch or channel axis gives zeros (onnxruntime's GatherElements refuses empty index shapes)
+    if op.Equal(op.ReduceProd(op.Shape(input, start=0, end=2), keepdims=0), op.Constant(value_int=0)):
+        grad_input = op.CastLike(op.Expand(op.Constant(value_float=0.0), op.Shape(input)), input)
+        grad_grid = op.CastLike(op.Expand(op.Constant(value_float=0.0), op.Shape(grid)), grid)
+    else:
+        interpolation = ml.LabelEncoder(op.Constant(value_string=interpolation_mode), default_int64=-1,
+                                        keys_strings=["bilinear", "nearest", "bicubic"], values_int64s=[0, 1, 2])
+        padding = ml.LabelEncoder(op.Constant(value_string=padding_mode), default_int64=-1,
+                                  keys_strings=["zeros", "border", "reflection"], values_int64s=[0, 1, 2])
+        corners = op.Constant(value_int=align_corners)
+        batch = op.Shape(input, start=0, end=1)
+        channels = op.Shape(input, start=1, end=2)
+        height = op.Cast(op.Shape(input, start=2, end=3), to=DOUBLE)
+        width = op.Cast(op.Shape(input, start=3, end=4), to=DOUBLE)
+        points = op.ReduceProd(op.Shape(grid, start=1, end=3), keepdims=1)
+        pixels = op.ReduceProd(op.Shape(input, start=2, end=4), keepdims=1)
 
-    # explicit sizes and allowzero: an empty batch or channel axis must reshape to empty, not fail
-    coords = op.Reshape(op.Cast(grid, to=DOUBLE), op.Concat(batch, points, op.Constant(value_ints=[2]), axis=0),
-                        allowzero=1)
-    tx, wx, sx, mult_x = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
-    ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
+        # explicit sizes and allowzero: an empty batch or channel axis must reshape to empty, not fail
+        coords = op.Reshape(op.Cast(grid, to=DOUBLE), op.Concat(batch, points, op.Constant(value_ints=[2]), axis=0),
+                            allowzero=1)
+        tx, wx, sx, mult_x = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
+        ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
 
-    # every (point, x tap, y tap): [N, P, Kx, Ky]
-    col = op.Constant(value_ints=[-1])
-    row = op.Constant(value_ints=[-2])
-    px = op.Unsqueeze(tx, col)
-    py = op.Unsqueeze(ty, row)
-    zero = op.CastLike(0.0, px)
-    inside = op.And(op.And(op.GreaterOrEqual(px, zero), op.LessOrEqual(px, op.Sub(width, 1.0))),
-                    op.And(op.GreaterOrEqual(py, zero), op.LessOrEqual(py, op.Sub(height, 1.0))))
-    flat = op.Cast(op.Where(inside, op.Add(op.Mul(py, width), px), zero), to=INT64)
-    weight = op.Where(inside, op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(wy, row)), zero)
-    slope_x = op.Mul(op.Unsqueeze(sx, col), op.Unsqueeze(wy, row))
-    slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))
+        # every (point, x tap, y tap): [N, P, Kx, Ky]
+        col = op.Constant(value_ints=[-1])
+        row = op.Constant(value_ints=[-2])
+        px = op.Unsqueeze(tx, col)
+        py = op.Unsqueeze(ty, row)
+        zero = op.CastLike(0.0, px)
+        inside = op.And(op.And(op.GreaterOrEqual(px, zero), op.LessOrEqual(px, op.Sub(width, 1.0))),
+                        op.And(op.GreaterOrEqual(py, zero), op.LessOrEqual(py, op.Sub(height, 1.0))))
+        flat = op.Cast(op.Where(inside, op.Add(op.Mul(py, width), px), zero), to=INT64)
+        weight = op.Where(inside, op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(wy, row)), zero)
+        slope_x = op.Mul(op.Unsqueeze(sx, col), op.Unsqueeze(wy, row))
+        slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))
 
-    # planes [N, C, H*W]; taps flattened to [N, C, P*Kx*Ky] in (point, x tap, y tap) order
-    taps = op.ReduceProd(op.Shape(weight, start=1), keepdims=1)
-    image = op.Reshape(op.Cast(input, to=DOUBLE), op.Concat(batch, channels, pixels, axis=0), allowzero=1)
-    index = op.Expand(op.Unsqueeze(op.Reshape(flat, op.Concat(batch, taps, axis=0), allowzero=1),
-                                   op.Constant(value_ints=[1])),
-                      op.Concat(batch, channels, op.Constant(value_ints=[1]), axis=0))
-    g_out = op.Reshape(op.Cast(grad_output, to=DOUBLE),
-                       op.Concat(batch, channels, points, op.Constant(value_ints=[1, 1]), axis=0), allowzero=1)
-    taps_shape = op.Concat(batch, channels, op.Shape(weight, start=1), axis=0)
+        # planes [N, C, H*W]; taps flattened to [N, C, P*Kx*Ky] in (point, x tap, y tap) order
+        taps = op.ReduceProd(op.Shape(weight, start=1), keepdims=1)
+        image = op.Reshape(op.Cast(input, to=DOUBLE), op.Concat(batch, channels, pixels, axis=0), allowzero=1)
+        index = op.Expand(op.Unsqueeze(op.Reshape(flat, op.Concat(batch, taps, axis=0), allowzero=1),
+                                       op.Constant(value_ints=[1])),
+                          op.Concat(batch, channels, op.Constant(value_ints=[1]), axis=0))
+        g_out = op.Reshape(op.Cast(grad_output, to=DOUBLE),
+                           op.Concat(batch, channels, points, op.Constant(value_ints=[1, 1]), axis=0), allowzero=1)
+        taps_shape = op.Concat(batch, channels, op.Shape(weight, start=1), axis=0)
 
-    contribution = op.Reshape(op.Mul(g_out, op.Unsqueeze(weight, op.Constant(value_ints=[1]))),
-                              op.Concat(batch, channels, taps, axis=0), allowzero=1)
-    grad_input = op.ScatterElements(op.Expand(zero, op.Shape(image)), index, contribution, axis=2, reduction="add")
-    grad_input = op.CastLike(op.Reshape(grad_input, op.Shape(input), allowzero=1), input)
+        contribution = op.Reshape(op.Mul(g_out, op.Unsqueeze(weight, op.Constant(value_ints=[1]))),
+                                  op.Concat(batch, channels, taps, axis=0), allowzero=1)
+        grad_input = op.ScatterElements(op.Expand(zero, op.Shape(image)), index, contribution, axis=2, reduction="add")
+        grad_input = op.CastLike(op.Reshape(grad_input, op.Shape(input), allowzero=1), input)
 
-    values = op.Reshape(op.GatherElements(image, index, axis=2), taps_shape, allowzero=1)
-    dot = op.Where(inside, op.ReduceSum(op.Mul(values, g_out), op.Constant(value_ints=[1]), keepdims=0), zero)
-    tap_axes = op.Constant(value_ints=[2, 3])
-    gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)
-    giy = op.Mul(op.ReduceSum(op.Mul(dot, slope_y), tap_axes, keepdims=0), mult_y)
-    grad_grid = op.Concat(op.Unsqueeze(gix, col), op.Unsqueeze(giy, col), axis=-1)
-    grad_grid = op.CastLike(op.Reshape(grad_grid, op.Shape(grid), allowzero=1), grid)
+        values = op.Reshape(op.GatherElements(image, index, axis=2), taps_shape, allowzero=1)
+        dot = op.Where(inside, op.ReduceSum(op.Mul(values, g_out), op.Constant(value_ints=[1]), keepdims=0), zero)
+        tap_axes = op.Constant(value_ints=[2, 3])
+        gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)
+        giy = op.Mul(op.ReduceSum(op.Mul(dot, slope_y), tap_axes, keepdims=0), mult_y)
+        grad_grid = op.Concat(op.Unsqueeze(gix, col), op.Unsqueeze(giy, col), axis=-1)
+        grad_grid = op.CastLike(op.Reshape(grad_grid, op.Shape(grid), allowzero=1), grid)
     return grad_input, grad_grid
 
 
