@@ -99,6 +99,9 @@ template <typename T, typename A> inline T Store(A v) {
 
 const char* TypeName(ONNXTensorElementDataType type);
 
+// A scale attribute: finite, >= 0 (0: use the size ratio), and with an inverse float32 can hold.
+void CheckScale(const std::string& prefix, const char* name, float value);
+
 // Calls fn(T{}) with T the C++ type of `type`; throws for anything but the four float types.
 template <typename Fn>
 void DispatchFloat(ONNXTensorElementDataType type, const std::string& prefix, const char* input_name, Fn&& fn) {

@@ -173,6 +173,15 @@ BFloat16 ToBFloat16(float f) {
   return {static_cast<uint16_t>(u >> 16)};
 }
 
+void CheckScale(const std::string& prefix, const char* name, float value) {
+  if (!std::isfinite(value) || value < 0)
+    throw OpError(prefix + "attribute '" + name + "' must be a finite scale >= 0 (0 means: use the size ratio), got " +
+                  std::to_string(value));
+  if (value > 0 && !std::isfinite(static_cast<float>(1.0 / value)))
+    throw OpError(prefix + "attribute '" + name + "' is too small: its inverse overflows float32, got " +
+                  std::to_string(value));
+}
+
 const char* TypeName(ONNXTensorElementDataType type) {
   switch (static_cast<int>(type)) {
     case 1: return "float";

@@ -78,19 +78,12 @@ struct ResizeBilinearV2Grad {
     std::vector<float> values;
     if (attrs.Floats("scales", &values)) {
       if (values.size() != 2) {
-        std::vector<int64_t> shown(values.begin(), values.end());
         throw OpError(prefix + "attribute 'scales' must have 2 values [scale_h, scale_w], got " +
                       std::to_string(values.size()) + " values");
       }
       for (int axis = 0; axis < 2; ++axis) {
-        const float v = values[axis];
-        if (!std::isfinite(v) || v < 0)
-          throw OpError(prefix + "attribute 'scales[" + std::to_string(axis) +
-                        "]' must be a finite scale >= 0 (0 means: use the size ratio), got " + std::to_string(v));
-        if (v > 0 && !std::isfinite(static_cast<float>(1.0 / v)))
-          throw OpError(prefix + "attribute 'scales[" + std::to_string(axis) +
-                        "]' is too small: its inverse overflows float32, got " + std::to_string(v));
-        scales[axis] = v;
+        CheckScale(prefix, axis == 0 ? "scales[0]" : "scales[1]", values[axis]);
+        scales[axis] = values[axis];
       }
     }
   }

@@ -25,15 +25,6 @@ AxisMap<A> NearestExactAxis(int64_t in, int64_t out, float scale_attr) {
   return axis;
 }
 
-void CheckScale(const std::string& prefix, const char* name, float value) {
-  if (!std::isfinite(value) || value < 0)
-    throw OpError(prefix + "attribute '" + name + "' must be a finite scale >= 0 (0 means: use the size ratio), got " +
-                  std::to_string(value));
-  if (value > 0 && !std::isfinite(static_cast<float>(1.0 / value)))
-    throw OpError(prefix + "attribute '" + name + "' is too small: its inverse overflows float32, got " +
-                  std::to_string(value));
-}
-
 template <int kSpatial>
 struct UpsampleNearestExactGrad {
   static constexpr const char* kName = kSpatial == 1 ? "UpsampleNearestExact1dGrad" : "UpsampleNearestExact2dGrad";
