@@ -24,12 +24,14 @@ import json
 import pathlib
 from typing import Dict, List, Optional
 
+import numpy as np
 import onnx
 import onnx.inliner
 from onnx import TensorProto, helper, numpy_helper
 
 from resample_grad import opset
 from resample_grad.opset import ResampleGradError
+from resample_grad.opset._common import subgraphs, walk
 
 from . import ascend_prototypes as protos
 
@@ -84,8 +86,8 @@ def _attrs(node) -> dict:
     return out
 
 
-def _shapes_and_types(model):
-    inferred = opset.validate_model(model)
+def _value_types(inferred: onnx.ModelProto) -> dict:
+    """name -> (dims with None where unknown, or None without a shape; elem type) of an inferred model."""
     info = {}
     for v in list(inferred.graph.input) + list(inferred.graph.value_info) + list(inferred.graph.output):
         t = v.type.tensor_type
@@ -94,6 +96,10 @@ def _shapes_and_types(model):
     for init in inferred.graph.initializer:
         info.setdefault(init.name, (list(init.dims), init.data_type))
     return info
+
+
+def _shapes_and_types(model):
+    return _value_types(opset.validate_model(model))
 
 
 # --------------------------------------------------------------------------- checks
@@ -200,7 +206,7 @@ def _ge_nodes(node, info, needs_cast, names) -> (List[onnx.NodeProto], List[onnx
             ge = [_ge_node("UpsampleNearestExact2dGrad", inputs, outputs, node.name, ge_attrs)]
         else:  # 1d: [N, C, L] -> [N, C, 1, L], the 2d op with H 1 -> 1 (scales_h 1), and back (as aclnn does)
             axes = names("unsqueeze_axes")
-            inits.append(numpy_helper.from_array(onnx.numpy_helper.np.array([2], dtype="int64"), axes))
+            inits.append(numpy_helper.from_array(np.array([2], np.int64), axes))
             wide_in, wide_out = names(f"{inputs[0]}_2d"), names(f"{outputs[0]}_2d")
             ge_attrs = dict(output_size=[1, grad_shape[2]], input_size=[size[0], size[1], 1, size[2]], scales_h=1.0,
                             scales_w=float(attrs.get("scales", 0.0)))
@@ -228,19 +234,12 @@ def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: Optional[dict] =
             value = table.get(strings[node.input[0]], a.get("default_int64", -1))
             graph.node[index].CopyFrom(helper.make_node("Constant", [], [node.output[0]],
                                                         value=helper.make_tensor(node.output[0], TensorProto.INT64, [], [value])))
-        for attr in graph.node[index].attribute:
-            for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else []) + list(attr.graphs):
-                _fold_label_encoders(sub, strings)
+        for sub in subgraphs(graph.node[index]):
+            _fold_label_encoders(sub, strings)
 
 
 def _domains(graph: onnx.GraphProto) -> set:
-    used = set()
-    for node in graph.node:
-        used.add(node.domain)
-        for attr in node.attribute:
-            for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else []) + list(attr.graphs):
-                used |= _domains(sub)
-    return used
+    return {node.domain for node in walk(graph.node)}
 
 
 def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
@@ -547,12 +546,7 @@ def _shapes_and_types_loose(model):
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # noqa: BLE001
         return {}
-    info = {}
-    for v in list(inferred.graph.input) + list(inferred.graph.value_info) + list(inferred.graph.output):
-        t = v.type.tensor_type
-        if t.HasField("shape"):
-            info[v.name] = ([d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim], t.elem_type)
-    return info
+    return {name: value for name, value in _value_types(inferred).items() if value[0] is not None}
 
 
 # --------------------------------------------------------------------------- command line and demo

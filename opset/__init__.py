@@ -17,7 +17,7 @@ import onnx
 from onnx.reference.op_run import OpRun
 
 from . import grid_sampler_2d_grad, resize_bilinear_v2_grad, upsample_nearest_exact1d_grad, upsample_nearest_exact2d_grad
-from ._common import DOMAIN, VERSION, ResampleGradError
+from ._common import DOMAIN, VERSION, ResampleGradError, walk
 from ._script import ML_DOMAIN
 
 __all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
@@ -92,18 +92,8 @@ def max_onnxruntime_ir_version() -> int:
     return FUNCTION_IR_VERSION
 
 
-def _graph_nodes(graph: onnx.GraphProto):
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from _graph_nodes(attr.g)
-            for sub in attr.graphs:
-                yield from _graph_nodes(sub)
-
-
 def _domain_nodes(model: onnx.ModelProto):
-    return [n for n in _graph_nodes(model.graph) if n.domain == DOMAIN]
+    return [n for n in walk(model.graph.node) if n.domain == DOMAIN]
 
 
 def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -220,3 +220,21 @@ def input_shape(ctx, index: int) -> Optional[list]:
 def input_elem_type(ctx, index: int) -> int:
     value_type = ctx.get_input_type(index) if ctx.has_input(index) else None
     return 0 if value_type is None else value_type.tensor_type.elem_type
+
+
+# --------------------------------------------------------------------------- graphs
+
+def subgraphs(node: onnx.NodeProto):
+    """The graphs a node holds in its attributes (If branches, Loop and Scan bodies)."""
+    for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH:
+            yield attr.g
+        yield from attr.graphs
+
+
+def walk(nodes):
+    """Every node, and every node of every subgraph below it."""
+    for node in nodes:
+        yield node
+        for graph in subgraphs(node):
+            yield from walk(graph.node)

@@ -16,7 +16,7 @@ from onnxscript import script
 from onnxscript.onnx_opset import opset_ai_onnx_ml3 as ml
 from onnxscript.values import Opset
 
-from ._common import DOMAIN, VERSION
+from ._common import DOMAIN, VERSION, subgraphs, walk
 
 OPSET = Opset(DOMAIN, VERSION)
 HELPERS = Opset(DOMAIN + ".helpers", 1)  # inlined away by `finish`; never seen in a model
@@ -259,9 +259,9 @@ def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
     proto.name = op_type
     renames = dict(zip(proto.output, outputs))
     # an internal value already named like a schema output moves aside first (functions are SSA)
-    internal = {name for node in _all_nodes(proto.node) for name in node.output} - set(proto.output)
+    internal = {name for node in walk(proto.node) for name in node.output} - set(proto.output)
     renames.update({name: f"{name}_inner" for name in internal & set(outputs)})
-    for node in _all_nodes(proto.node):
+    for node in walk(proto.node):
         node.output[:] = [renames.get(name, name) for name in node.output]
         node.input[:] = [renames.get(name, name) for name in node.input]
     for graph in _all_subgraphs(proto.node):  # a branch's output list names values too
@@ -276,7 +276,7 @@ def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
         onnx.helper.make_opsetid(DOMAIN, VERSION), onnx.helper.make_opsetid(HELPERS.domain, 1)])
     model = onnx.inliner.inline_selected_functions(model, [(h.domain, h.name) for h in helpers])
     inlined = next(f for f in model.functions if f.domain == proto.domain and f.name == proto.name)
-    used = {n.domain for n in _all_nodes(inlined.node)}
+    used = {n.domain for n in walk(inlined.node)}
     if HELPERS.domain in used:
         raise RuntimeError(f"{proto.name}: helper calls were not inlined")
     del inlined.opset_import[:]
@@ -288,19 +288,4 @@ def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
 
 
 def _all_subgraphs(nodes):
-    for node in nodes:
-        for attr in node.attribute:
-            graphs = ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else []) + list(attr.graphs)
-            for graph in graphs:
-                yield graph
-                yield from _all_subgraphs(graph.node)
-
-
-def _all_nodes(nodes):
-    for node in nodes:
-        yield node
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from _all_nodes(attr.g.node)
-            for g in attr.graphs:
-                yield from _all_nodes(g.node)
+    return (graph for node in walk(nodes) for graph in subgraphs(node))

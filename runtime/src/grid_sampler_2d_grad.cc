@@ -185,23 +185,23 @@ struct PointTaps {
 };
 
 template <typename T, int K>
-void ComputePointTaps(const T* grid_row, int64_t width_out, int64_t h_in, int64_t w_in, Interpolation mode, Padding padding,
-                    bool align_corners, PointTaps<AccT<T>>* row) {
+void ComputePointTaps(const T* grid_points, int64_t count, int64_t h_in, int64_t w_in, Interpolation mode, Padding padding,
+                      bool align_corners, PointTaps<AccT<T>>* row) {
   using A = AccT<T>;
   const int64_t sink = h_in * w_in;
-  row->flat.resize(width_out * K);
-  row->weight.resize(width_out * K);
-  row->slope_x.resize(width_out * K);
-  row->slope_y.resize(width_out * K);
-  row->mult_x.resize(width_out);
-  row->mult_y.resize(width_out);
+  row->flat.resize(count * K);
+  row->weight.resize(count * K);
+  row->slope_x.resize(count * K);
+  row->slope_y.resize(count * K);
+  row->mult_x.resize(count);
+  row->mult_y.resize(count);
   constexpr int kAxis = K == 1 ? 1 : K == 4 ? 2 : 4;
   // aten's tap order: bilinear nw, ne, sw, se (y outer); bicubic x outer, y inner.
   constexpr bool kXOuter = K == 16;
   AxisTaps<A> tx, ty;
-  for (int64_t p = 0; p < width_out; ++p) {
-    ComputeAxisTaps(Load<A>(grid_row[2 * p]), w_in, mode, padding, align_corners, &tx);
-    ComputeAxisTaps(Load<A>(grid_row[2 * p + 1]), h_in, mode, padding, align_corners, &ty);
+  for (int64_t p = 0; p < count; ++p) {
+    ComputeAxisTaps(Load<A>(grid_points[2 * p]), w_in, mode, padding, align_corners, &tx);
+    ComputeAxisTaps(Load<A>(grid_points[2 * p + 1]), h_in, mode, padding, align_corners, &ty);
     row->mult_x[p] = tx.mult;
     row->mult_y[p] = ty.mult;
     int64_t k = p * K;

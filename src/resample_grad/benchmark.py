@@ -138,10 +138,10 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
         feeds = {k: (rng.uniform(-1.1, 1.1, v) if k == "grid" else rng.standard_normal(v)).astype(np.float32)
                  for k, v in row.inputs.items()}
         model = _model(row)
-        moved = (sum(int(np.prod(v)) for k, v in row.inputs.items() if k != "original_image")
-                 + int(np.prod(row.inputs.get("original_image", (0,))))) * 4
-        if row.op_type.startswith("Upsample"):
-            moved = (int(np.prod(row.inputs["grad_output"])) + int(np.prod(row.attrs["input_size"]))) * 4
+        # bytes of grad_output read and grad_input written (reported for the separable ops)
+        grad = row.inputs.get("grad_output", row.inputs.get("grads"))
+        written = row.attrs["input_size"] if "input_size" in row.attrs else row.inputs.get("original_image", row.inputs.get("input"))
+        moved = (int(np.prod(grad)) + int(np.prod(written))) * 4
         for threads in threads_list:
             if progress:
                 progress(f"{row.name} @ {threads} thread(s)")
