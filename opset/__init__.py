@@ -138,8 +138,8 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
                                                   f"{OPS[node.op_type].since_version}, the model imports {imported}")
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    except onnx.shape_inference.InferenceError as error:  # reported below, node by node, if it is ours
-        _raise_if_ours(error)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as error:  # reported below, node by
+        _raise_if_ours(error)                                                                # node, if it is ours
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
     types = {v.name: v.type for v in list(inferred.graph.input) + list(inferred.graph.value_info)
              + list(inferred.graph.output)}
@@ -147,11 +147,39 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
         types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims)))
     for node in _domain_nodes(inferred):
         known = {name: types[name] for name in node.input if name in types}
+        _check_input_types(node, known)
         try:
             onnx.shape_inference.infer_node_outputs(OPS[node.op_type].schema, node, known)
         except onnx.shape_inference.InferenceError as error:
             _raise_if_ours(error)
     return inferred
+
+
+def _type_name(elem_type: int) -> str:
+    return onnx.TensorProto.DataType.Name(elem_type).lower()  # ONNX's spelling: float, double, int64, ...
+
+
+def _check_input_types(node: onnx.NodeProto, types: dict) -> None:
+    """Each input's element type against the op's schema, and one type per type variable: onnx's own
+    check raises a ValidationError naming neither the op nor the node. Messages as the kernels'."""
+    schema = OPS[node.op_type].schema
+    allowed = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
+    bound = {}  # type variable -> (first input's name, its type)
+    for formal, name in zip(schema.inputs, node.input):
+        value_type = types.get(name) if name else None
+        if value_type is None or not value_type.HasField("tensor_type") or not value_type.tensor_type.elem_type:
+            continue
+        have = _type_name(value_type.tensor_type.elem_type)
+        choices = [t[len("tensor("):-1] for t in allowed.get(formal.type_str, [formal.type_str])]
+        if have not in choices:
+            raise ResampleGradError(node.op_type, f"input '{formal.name}' has dtype {have}; expected "
+                                                  f"{', '.join(choices[:-1]) + ' or ' if len(choices) > 1 else ''}"
+                                                  f"{choices[-1]}")
+        if formal.type_str in allowed:
+            first_name, first = bound.setdefault(formal.type_str, (formal.name, have))
+            if first != have:
+                raise ResampleGradError(node.op_type, f"input '{formal.name}' has dtype {have} but '{first_name}' has "
+                                                      f"{first}; all inputs must share one dtype")
 
 
 def _raise_if_ours(error: Exception) -> None:

@@ -142,8 +142,10 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
               extrapolation_value: float = 0.0, antialias: int = 0, axes: list[int] = (),
               keep_aspect_ratio_policy: str = "stretch"):
     """Each resized axis contracted with its dense tap matrix (_script_resize.ResizeAxisMatrix), in a Loop over the
-    axes; in double. attach() gives every node all five inputs (an absent one as an empty tensor). A dY whose
-    shape Resize would not produce gives NaN (a function cannot raise; the kernel reports it)."""
+    axes; in double. attach() gives every node all five inputs (an absent one as an empty tensor). Run-time values
+    the kernel refuses (scales and sizes both or neither given, a wrong count, a scale not finite and > 0, a size <= 0,
+    scales with a keep_aspect_ratio_policy, a roi of the wrong length) and a dY whose shape Resize would not produce
+    give NaN shaped like X (a function cannot raise; the kernel names the fault)."""
     mode_code = ml.LabelEncoder(op.Constant(value_string=mode), default_int64=-1,
                                 keys_strings=["nearest", "linear", "cubic"], values_int64s=[0, 1, 2])
     ctm = ml.LabelEncoder(op.Constant(value_string=coordinate_transformation_mode), default_int64=-1,
@@ -196,8 +198,23 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
     zeros = op.Sub(ones, ones)
     starts = op.ScatterElements(zeros, listed, op.Slice(roi_values, op.Constant(value_ints=[0]), count_1d))
     ends = op.ScatterElements(ones, listed, op.Slice(roi_values, count_1d, op.Mul(count_1d, 2)))
+    # Everything the kernel refuses at run time (the values attach() cannot see) gives NaN shaped like X.
+    has_sizes = op.Greater(op.Size(sizes), 0)
+    refused = op.Or(op.Equal(has_scales, has_sizes),
+                    op.Or(op.And(has_scales, op.Not(op.Equal(op.Size(scales), count))),
+                          op.And(has_sizes, op.Not(op.Equal(op.Size(sizes), count)))))
+    finite = op.Not(op.IsInf(given_scales))
+    bad_scales = op.Equal(op.ReduceMin(op.Cast(op.And(op.Greater(given_scales, 0.0), finite), to=INT64), keepdims=0), 0)
+    refused = op.Or(refused, op.And(has_scales, op.Or(bad_scales, op.Not(op.Equal(policy, 0)))))
+    bad_sizes = op.Equal(op.ReduceMin(op.Cast(op.Greater(given_sizes, op.Constant(value_int=0)), to=INT64), keepdims=0), 0)
+    refused = op.Or(refused, op.And(has_sizes, bad_sizes))
+    bad_roi = op.And(op.And(op.Equal(ctm, 6), op.Greater(op.Size(roi), 0)), op.Not(op.Equal(op.Size(roi), op.Mul(count, 2))))
+    refused = op.Or(refused, bad_roi)
+    mismatch = op.Equal(op.ReduceMin(op.Cast(op.Equal(expected, out_dims), to=INT64), keepdims=0), 0)
+    invalid = op.Or(refused, mismatch)
     grad = op.Cast(dY, to=DOUBLE)
-    if op.Equal(op.ReduceMin(op.Cast(op.Equal(out_dims, in_dims), to=INT64), keepdims=0), 0):  # else: Resize copies
+    changes = op.Equal(op.ReduceMin(op.Cast(op.Equal(out_dims, in_dims), to=INT64), keepdims=0), 0)  # else Resize copies
+    if op.And(changes, op.Not(invalid)):
         for axis in range(rank):
             position = op.Reshape(axis, op.Constant(value_ints=[1]))
             size_in = op.Gather(in_dims, position)
@@ -210,10 +227,12 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
                 matrix = ResizeAxisMatrix(mode_code, ctm, rounding, a, outside, smooth, size_in, size_out, scale,
                                           op.Gather(starts, axis), op.Gather(ends, axis))
                 grad = ContractAxis(grad, op.Cast(matrix, to=DOUBLE), position)
-    mismatch = op.Equal(op.ReduceMin(op.Cast(op.Equal(expected, out_dims), to=INT64), keepdims=0), 0)
-    nan = op.Div(op.Constant(value_float=0.0), op.Constant(value_float=0.0))
-    grad = op.Where(mismatch, op.Cast(nan, to=DOUBLE), grad)
-    return op.CastLike(grad, X)
+    if invalid:
+        nan = op.Div(op.Constant(value_float=0.0), op.Constant(value_float=0.0))
+        result = op.CastLike(op.Expand(nan, in_dims), X)
+    else:
+        result = op.CastLike(grad, X)
+    return result
 
 
 FUNCTION = finish(_function, OP_TYPE, ["dX"])
