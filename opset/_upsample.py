@@ -58,12 +58,14 @@ class UpsampleSpec:
                                                       f"[{', '.join(self.names(spatial))}], got {values}")
             names = [f"{self.scales_list}[{k}]" for k in range(spatial)]
             values = values or [0.0] * spatial
-        else:
-            names = list(self.scales[len(self.scales) - spatial:])
-            values = [float(attrs.get(name) or 0.0) for name in names]
-        for name, value in zip(names, values):
-            check_scale_attr(self.op_type, name, value)
-        return values
+            for name, value in zip(names, values):
+                check_scale_attr(self.op_type, name, value)
+            return values
+        # every scale attribute, as the kernel: the 1-D form of a 2-D op does not read scales_h, but a bad value
+        # there is still a bad node
+        for name in self.scales:
+            check_scale_attr(self.op_type, name, float(attrs.get(name) or 0.0))
+        return [float(attrs.get(name) or 0.0) for name in self.scales[len(self.scales) - spatial:]]
 
     def validate(self, grad_shape: Optional[Sequence], attrs: Dict) -> Tuple[list, int]:
         """Checks the attributes against grad_output's shape: (grad_input shape with None where unknown,

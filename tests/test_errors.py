@@ -131,6 +131,7 @@ BAD = [
     ("un2-1d-output-size", un2((1, 2, 8), input_size=[1, 2, 4], output_size=[9]), "'output_size' is [9] but grad_output has W = 8"),
     ("un2-1d-output-size-length", un2((1, 2, 8), input_size=[1, 2, 4], output_size=[8, 8]), "'output_size' must have 1 values [W], got [8, 8]"),
     ("un2-1d-nan-scale", un2((1, 2, 8), input_size=[1, 2, 4], output_size=[8], scales_w=nan), "'scales_w' must be a finite scale >= 0"),
+    ("un2-1d-negative-scales-h", un2((1, 2, 8), input_size=[1, 2, 4], output_size=[8], scales_h=-1.0), "'scales_h' must be a finite scale >= 0"),
     ("un2-1d-batch", un2((1, 2, 8), input_size=[2, 2, 4], output_size=[8]), "'input_size'[0] is 2 but grad_output has 1"),
     # UpsampleNearest3dGrad, UpsampleNearestExact3dGrad: a scales list, output_size or scales
     ("un3-both", un3(G5, input_size=S5, output_size=[4, 4, 4], scales=[2.0, 2.0, 2.0]), "give exactly one of the attributes 'output_size' and 'scales', got both"),
@@ -155,6 +156,7 @@ BAD = [
     ("ub2-batch", ub2(G4, input_size=[2, 2, 4, 4], output_size=[8, 8]), "'input_size'[0] is 2 but grad_output has 1"),
     ("ub2-rank", ub2((1, 2, 8, 8, 8, 8), input_size=S4, output_size=[8, 8]), "'grad_output' must be 4-D [N, C, H_out, W_out] or 3-D [N, C, W_out]"),
     ("ub2-1d-zero-width", ub2((1, 2, 8), input_size=[1, 2, 0], output_size=[8]), "'input_size' must have a positive W, got [1, 2, 0]"),
+    ("ub2-1d-nan-scales-h", ub2((1, 2, 8), input_size=[1, 2, 4], output_size=[8], scales_h=nan), "'scales_h' must be a finite scale >= 0"),
     ("ub2-1d-output-size", ub2((1, 2, 8), input_size=[1, 2, 4], output_size=[7]), "'output_size' is [7] but grad_output has W = 8"),
     ("ut3-missing-output-size", ut3(G5, input_size=S5), "'output_size' is required: 3 ints [D, H, W]"),
     ("ut3-align-corners", ut3(G5, input_size=S5, output_size=[4, 4, 4], align_corners=-1), "'align_corners' must be 0 or 1, got -1"),
