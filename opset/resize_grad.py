@@ -144,8 +144,8 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
     """Each resized axis contracted with its dense tap matrix (_script_resize.ResizeAxisMatrix), in a Loop over the
     axes; in double. attach() gives every node all five inputs (an absent one as an empty tensor). Run-time values
     the kernel refuses (scales and sizes both or neither given, a wrong count, a scale not finite and > 0, a size <= 0,
-    scales with a keep_aspect_ratio_policy, a roi of the wrong length) and a dY whose shape Resize would not produce
-    give NaN shaped like X (a function cannot raise; the kernel names the fault)."""
+    scales with a keep_aspect_ratio_policy, a roi of the wrong length, sizes making an empty axis non-empty) and a dY
+    whose shape Resize would not produce give NaN shaped like X (a function cannot raise; the kernel names the fault)."""
     mode_code = ml.LabelEncoder(op.Constant(value_string=mode), default_int64=-1,
                                 keys_strings=["nearest", "linear", "cubic"], values_int64s=[0, 1, 2])
     ctm = ml.LabelEncoder(op.Constant(value_string=coordinate_transformation_mode), default_int64=-1,
@@ -174,10 +174,11 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
     in_float = op.Cast(in_dims, to=onnx.TensorProto.FLOAT)
     # The absent ones of scales / sizes / roi are padded to full length, so every branch has valid shapes.
     listed_in = op.Gather(in_float, listed)
-    given_scales = op.Slice(op.Concat(op.Cast(scales, to=onnx.TensorProto.FLOAT), op.Expand(op.Constant(value_float=1.0),
+    flat = op.Constant(value_ints=[-1])  # scales and sizes of any rank read flat, as the kernel and the reference
+    given_scales = op.Slice(op.Concat(op.Cast(op.Reshape(scales, flat), to=onnx.TensorProto.FLOAT), op.Expand(op.Constant(value_float=1.0),
                                                                                             count_1d), axis=0),
                             op.Constant(value_ints=[0]), count_1d)
-    given_sizes = op.Slice(op.Concat(sizes, op.Gather(in_dims, listed), axis=0), op.Constant(value_ints=[0]), count_1d)
+    given_sizes = op.Slice(op.Concat(op.Reshape(sizes, flat), op.Gather(in_dims, listed), axis=0), op.Constant(value_ints=[0]), count_1d)
     # per-axis scale and expected output length, as onnxruntime's Resize computes them
     ratios = op.Div(op.Cast(given_sizes, to=onnx.TensorProto.FLOAT), listed_in)
     joint = op.Where(op.Equal(policy, 1), op.ReduceMin(ratios, keepdims=1), op.ReduceMax(ratios, keepdims=1))
@@ -208,6 +209,8 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
     refused = op.Or(refused, op.And(has_scales, op.Or(bad_scales, op.Not(op.Equal(policy, 0)))))
     bad_sizes = op.Equal(op.ReduceMin(op.Cast(op.Greater(given_sizes, op.Constant(value_int=0)), to=INT64), keepdims=0), 0)
     refused = op.Or(refused, op.And(has_sizes, bad_sizes))
+    empty_axis = op.And(op.Equal(in_dims, op.Constant(value_int=0)), op.Not(op.Equal(expected, op.Constant(value_int=0))))
+    refused = op.Or(refused, op.Cast(op.ReduceMax(op.Cast(empty_axis, to=INT64), keepdims=0), to=onnx.TensorProto.BOOL))
     bad_roi = op.And(op.And(op.Equal(ctm, 6), op.Greater(op.Size(roi), 0)), op.Not(op.Equal(op.Size(roi), op.Mul(count, 2))))
     refused = op.Or(refused, bad_roi)
     mismatch = op.Equal(op.ReduceMin(op.Cast(op.Equal(expected, out_dims), to=INT64), keepdims=0), 0)

@@ -241,6 +241,8 @@ BAD = [
     ("rg-scales-count", rg(scales=np.array([2, 2], np.float32)), "input 'scales' must have 4 values (one per axis), got 2"),
     ("rg-zero-size", rg(scales=None, sizes=np.array([1, 2, 0, 8], np.int64)), "input 'sizes' must hold values > 0, got [1, 2, 0, 8]"),
     ("rg-negative-size", rg(scales=None, sizes=np.array([1, 2, 8, -8], np.int64)), "input 'sizes' must hold values > 0, got [1, 2, 8, -8]"),
+    ("rg-empty-axis", rg(dY=(1, 2, 3, 8), X=(1, 2, 0, 4), scales=None, sizes=np.array([1, 2, 3, 8], np.int64)),
+     "input 'sizes' asks for length 3 at dimension 2, where X has length 0 (as Resize: an empty axis cannot be resized"),
     ("rg-sizes-count", rg(scales=None, sizes=np.array([8, 8, 8], np.int64), axes=[2, 3]),
      "input 'sizes' must have 2 values (one per entry of axes), got 3"),
     ("rg-axes-range", rg(scales=np.array([2, 2], np.float32), axes=[2, 4]), "attribute 'axes' has 4, outside [-4, 3] for the rank-4 X"),
@@ -347,7 +349,7 @@ def test_kernel_rejects(spec, text):
 FED_VALUE_FAULTS = [
     "rn-size-length", "rn-size-zero", "rn-size-negative", "rg-roi-length", "rg-roi-length-axes", "rg-scales-and-sizes",
     "rg-neither-empty", "rg-zero-scale", "rg-negative-scale", "rg-nan-scale", "rg-scales-count", "rg-zero-size",
-    "rg-negative-size", "rg-sizes-count", "rg-dy-shape", "rg-dy-shape-sizes", "rg-dy-shape-policy",
+    "rg-negative-size", "rg-empty-axis", "rg-sizes-count", "rg-dy-shape", "rg-dy-shape-sizes", "rg-dy-shape-policy",
     "rg-scales-with-policy",
 ]
 

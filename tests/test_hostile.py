@@ -224,3 +224,22 @@ def test_empty_batch_or_channels_give_empty_outputs(op_type, inputs, outputs, at
     assert [g.shape for g in got] == want
     for g in got:
         assert (np.asarray(g, np.float64) == 0).all()
+
+
+@pytest.mark.parametrize("path", ["function", "kernel"])
+@pytest.mark.parametrize("name,value", [("scales", np.array([[1, 1], [2, 2]], np.float32)),
+                                        ("sizes", np.array([[1, 2], [8, 8]], np.int64))])
+def test_resize_grad_reads_scales_and_sizes_of_any_rank_flat(name, value, path):
+    """As the reference and the kernel (onnxruntime's Resize reads them flat too); the function refused a 2-D one at
+    session creation (a shape inference error in its Concat)."""
+    inputs = {"dY": (1, 2, 8, 8), "X": (1, 2, 4, 4), "roi": (0,), "scales": (0,), "sizes": (0,)}
+    inputs[name] = value.shape
+    model = one_node_model("ResizeGrad", inputs, ["dx"], dict(mode="cubic"),
+                           input_dtypes={"roi": np.float32, "scales": np.float32, "sizes": np.int64})
+    rng = np.random.default_rng(0)
+    feeds = {"dY": rng.standard_normal((1, 2, 8, 8)).astype(np.float32), "X": np.zeros((1, 2, 4, 4), np.float32),
+             "roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32), "sizes": np.zeros(0, np.int64)}
+    feeds[name] = value
+    (want,) = run_model(model, feeds, "reference")
+    (got,) = run_model(model, feeds, path)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -156,6 +156,10 @@ struct ResizeGrad {
       for (size_t k = 0; k < listed.size(); ++k) {
         ResizeAxis& axis = plan[listed[k]];
         if (policy == 0) {
+          if (axis.input_size == 0)  // onnxruntime: "Input dim is zero but required output dim is non-zero"
+            throw OpError(prefix + "input 'sizes' asks for length " + std::to_string(values[k]) + " at dimension " +
+                          std::to_string(listed[k]) + ", where X has length 0 (as Resize: an empty axis cannot be "
+                          "resized to a non-empty one)");
           axis.scale = ratios[k];
           axis.output_size = values[k];
         } else {  // AdjustOutputSizeAsPolicy
