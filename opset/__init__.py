@@ -23,7 +23,7 @@ from . import (
     upsample_bilinear2d_grad, upsample_nearest2d_grad, upsample_nearest3d_grad, upsample_nearest_exact1d_grad,
     upsample_nearest_exact2d_grad, upsample_nearest_exact3d_grad, upsample_trilinear3d_backward,
 )
-from ._common import DOMAIN, VERSION, ResampleGradError, walk
+from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, walk
 from ._script import ML_DOMAIN
 
 __all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
@@ -131,6 +131,7 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
             if attr.name not in OPS[node.op_type].schema.attributes:
                 raise ResampleGradError(node.op_type, f"{_label(node)} has unknown attribute {attr.name!r}; "
                                                       f"expected {', '.join(OPS[node.op_type].schema.attributes)}")
+        check_attribute_types(node, OPS[node.op_type].schema)
     imported = next((o.version for o in model.opset_import if o.domain == DOMAIN), VERSION)
     for node in _domain_nodes(model):
         if OPS[node.op_type].since_version > imported:

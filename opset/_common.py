@@ -175,9 +175,31 @@ def make_tensor_type(elem_type: int, shape: Optional[Sequence[Optional[int]]]) -
 
 # --------------------------------------------------------------------------- schemas
 
+ATTRIBUTE_KINDS = {onnx.AttributeProto.FLOAT: "a float", onnx.AttributeProto.INT: "an int",
+                   onnx.AttributeProto.STRING: "a string", onnx.AttributeProto.FLOATS: "a list of floats",
+                   onnx.AttributeProto.INTS: "a list of ints"}
+
+
+def check_attribute_types(node: onnx.NodeProto, schema: onnx.defs.OpSchema) -> None:
+    """Each attribute of the node has its schema's type: the reference evaluator would take an int for a float, the
+    kernels see an attribute of the wrong type as absent (and use the default), onnx's checker names no op."""
+    for attr in node.attribute:
+        if attr.name not in schema.attributes:
+            continue  # attach() names unknown attributes
+        want = schema.attributes[attr.name].type.value
+        if attr.type != want:
+            have = ATTRIBUTE_KINDS.get(attr.type, onnx.AttributeProto.AttributeType.Name(attr.type).lower())
+            raise ResampleGradError(node.op_type, f"attribute '{attr.name}' must be {ATTRIBUTE_KINDS.get(want, want)}, "
+                                                  f"got {have}")
+
+
 class ReferenceOp(OpRun):
     """Base of the onnx.reference.ReferenceEvaluator classes, one per op, named after it."""
     op_domain = DOMAIN
+
+    def __init__(self, onnx_node: onnx.NodeProto, run_params, schema=None):
+        super().__init__(onnx_node, run_params, schema)
+        check_attribute_types(onnx_node, onnx.defs.get_schema(onnx_node.op_type, DOMAIN))
 
 
 T_CONSTRAINT = ("T", FLOAT_TYPES, "float16, bfloat16, float or double; all inputs and outputs share it. "

@@ -98,32 +98,68 @@ Attributes::Attributes(const OrtApi* api, const OrtKernelInfo* info, const char*
 }
 
 namespace {
-// A missing attribute comes back as a status: release it and report absence.
-bool Found(const OrtApi* api, OrtStatus* status) {
+void Release(const OrtApi* api, OrtStatus* status) {
+  if (status) ort::Get<ort::ReleaseStatusFn>(api, ort::kReleaseStatus)(status);
+}
+
+// A missing attribute comes back as a status: release it and report absence. A scalar attribute of another type
+// comes back as onnxruntime's "Attribute name and type don't match": read as absent, it would silently take the
+// default, so it is an error.
+bool Found(const OrtApi* api, OrtStatus* status, const std::string& prefix, const char* name, const char* kind) {
   if (status == nullptr) return true;
-  ort::Get<ort::ReleaseStatusFn>(api, ort::kReleaseStatus)(status);
+  const std::string message = ort::Get<ort::GetErrorMessageFn>(api, ort::kGetErrorMessage)(status);
+  Release(api, status);
+  if (message.find("type don't match") != std::string::npos)
+    throw OpError(prefix + "attribute '" + name + "' must be " + kind + ", got another type");
   return false;
+}
+
+// An array query answers 0 values and no error for an attribute of another type: after such an answer, an error
+// when `name` holds a value of another type (a non-empty array of the other element type, or a scalar).
+void CheckArrayType(const OrtApi* api, const OrtKernelInfo* info, const std::string& prefix, const char* name,
+                    bool ints) {
+  size_t count = 0, length = 0;
+  int64_t i = 0;
+  float f = 0;
+  OrtStatus* status = ints ? ort::Get<ort::KernelInfoGetAttributeArray_floatFn>(api, ort::kKernelInfoGetAttributeArray_float)(
+                                 info, name, nullptr, &count)
+                           : ort::Get<ort::KernelInfoGetAttributeArray_int64Fn>(api, ort::kKernelInfoGetAttributeArray_int64)(
+                                 info, name, nullptr, &count);
+  bool other = status == nullptr && count > 0;
+  Release(api, status);
+  for (OrtStatus* scalar : {ort::Get<ort::KernelInfoGetAttribute_int64Fn>(api, ort::kKernelInfoGetAttribute_int64)(info, name, &i),
+                            ort::Get<ort::KernelInfoGetAttribute_floatFn>(api, ort::kKernelInfoGetAttribute_float)(info, name, &f),
+                            ort::Get<ort::KernelInfoGetAttribute_stringFn>(api, ort::kKernelInfoGetAttribute_string)(
+                                info, name, nullptr, &length)}) {
+    other = other || scalar == nullptr;
+    Release(api, scalar);
+  }
+  if (other)
+    throw OpError(prefix + "attribute '" + name + "' must be " + (ints ? "a list of ints" : "a list of floats") +
+                  ", got another type");
 }
 }  // namespace
 
 int64_t Attributes::Int(const char* name, int64_t fallback) const {
   int64_t v = 0;
-  return Found(api_, ort::Get<ort::KernelInfoGetAttribute_int64Fn>(api_, ort::kKernelInfoGetAttribute_int64)(info_, name, &v))
+  return Found(api_, ort::Get<ort::KernelInfoGetAttribute_int64Fn>(api_, ort::kKernelInfoGetAttribute_int64)(info_, name, &v),
+               prefix_, name, "an int")
              ? v : fallback;
 }
 
 float Attributes::Float(const char* name, float fallback) const {
   float v = 0;
-  return Found(api_, ort::Get<ort::KernelInfoGetAttribute_floatFn>(api_, ort::kKernelInfoGetAttribute_float)(info_, name, &v))
+  return Found(api_, ort::Get<ort::KernelInfoGetAttribute_floatFn>(api_, ort::kKernelInfoGetAttribute_float)(info_, name, &v),
+               prefix_, name, "a float")
              ? v : fallback;
 }
 
 std::string Attributes::String(const char* name, const std::string& fallback) const {
   auto get = ort::Get<ort::KernelInfoGetAttribute_stringFn>(api_, ort::kKernelInfoGetAttribute_string);
   size_t size = 0;
-  if (!Found(api_, get(info_, name, nullptr, &size))) return fallback;
+  if (!Found(api_, get(info_, name, nullptr, &size), prefix_, name, "a string")) return fallback;
   std::string v(size, '\0');
-  if (!Found(api_, get(info_, name, &v[0], &size))) return fallback;
+  if (!Found(api_, get(info_, name, &v[0], &size), prefix_, name, "a string")) return fallback;
   v.resize(size ? size - 1 : 0);
   return v;
 }
@@ -131,17 +167,19 @@ std::string Attributes::String(const char* name, const std::string& fallback) co
 bool Attributes::Ints(const char* name, std::vector<int64_t>* out) const {
   auto get = ort::Get<ort::KernelInfoGetAttributeArray_int64Fn>(api_, ort::kKernelInfoGetAttributeArray_int64);
   size_t size = 0;
-  if (!Found(api_, get(info_, name, nullptr, &size))) return false;
+  if (!Found(api_, get(info_, name, nullptr, &size), prefix_, name, "a list of ints")) return false;
+  if (size == 0) CheckArrayType(api_, info_, prefix_, name, true);
   out->assign(size, 0);
-  return size == 0 || Found(api_, get(info_, name, out->data(), &size));
+  return size == 0 || Found(api_, get(info_, name, out->data(), &size), prefix_, name, "a list of ints");
 }
 
 bool Attributes::Floats(const char* name, std::vector<float>* out) const {
   auto get = ort::Get<ort::KernelInfoGetAttributeArray_floatFn>(api_, ort::kKernelInfoGetAttributeArray_float);
   size_t size = 0;
-  if (!Found(api_, get(info_, name, nullptr, &size))) return false;
+  if (!Found(api_, get(info_, name, nullptr, &size), prefix_, name, "a list of floats")) return false;
+  if (size == 0) CheckArrayType(api_, info_, prefix_, name, false);
   out->assign(size, 0.f);
-  return size == 0 || Found(api_, get(info_, name, out->data(), &size));
+  return size == 0 || Found(api_, get(info_, name, out->data(), &size), prefix_, name, "a list of floats");
 }
 
 // ----------------------------------------------------------------------------- dtypes
