@@ -21,6 +21,32 @@ BOOL = onnx.TensorProto.BOOL
 
 @helper
 @script(HELPERS, default_opset=op)
+def ShapeChecked(x, expected):
+    """x when its shape matches `expected` (int64, -1: any) and its spatial dims (from 2 on) are > 0, as the kernel
+    checks; otherwise a run-time error (a Reshape to -2). With symbolic dims attach() cannot see a mismatch, and a
+    function cannot raise a message: failing beats computing on the grad's own dims as if nothing were wrong."""
+    dims = op.Shape(x)
+    matches = op.ReduceMin(op.Cast(op.Or(op.Equal(expected, -1), op.Equal(expected, dims)), to=INT64), keepdims=0)
+    positive = op.ReduceMin(op.Cast(op.Greater(op.Shape(x, start=2), 0), to=INT64), keepdims=0)
+    valid = op.Equal(op.Mul(matches, positive), 1)
+    return op.Reshape(x, op.Where(valid, dims, op.Sub(op.Mul(dims, 0), 2)), allowzero=1)
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def UpsampleShape(sizes, output_size):
+    """The grad_output shape an Upsample op's attributes allow: input_size's N and C (-1: any), then output_size
+    (empty: any spatial size)."""
+    if op.Equal(op.Size(output_size), 0):
+        spatial = op.Reshape(op.Sub(op.Size(sizes), 2), op.Constant(value_ints=[1]))
+        outs = op.Expand(op.Constant(value_ints=[-1]), spatial)
+    else:
+        outs = op.Identity(output_size)
+    return op.Concat(op.Slice(sizes, op.Constant(value_ints=[0]), op.Constant(value_ints=[2])), outs, axis=0)
+
+
+@helper
+@script(HELPERS, default_opset=op)
 def IsDouble(x):
     """True when x is float64: a third survives the round trip through x's dtype only in double."""
     third = op.Div(op.Cast(op.Constant(value_int=1), to=DOUBLE), op.Cast(op.Constant(value_int=3), to=DOUBLE))

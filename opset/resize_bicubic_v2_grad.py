@@ -17,7 +17,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._resize_v2 import ResizeV2Spec
 from ._script import DOUBLE, OPSET, finish
-from ._script_taps import AxisSize, CubicAxis, IsDouble
+from ._script_taps import AxisSize, CubicAxis, IsDouble, ShapeChecked
 
 OP_TYPE = "ResizeBicubicV2Grad"
 SPEC = ResizeV2Spec(OP_TYPE, since_version=2, spatial=2, taps="cubic")
@@ -46,7 +46,8 @@ def _function(grads, original_image, align_corners: int = 0, scales: list[float]
     is_double = IsDouble(grads)
     h = op.Constant(value_ints=[2])
     w = op.Constant(value_ints=[3])
-    grad = op.Cast(grads, to=DOUBLE)
+    expected = op.Concat(op.Shape(original_image, start=0, end=2), op.Constant(value_ints=[-1, -1]), axis=0)
+    grad = op.Cast(ShapeChecked(grads, expected), to=DOUBLE)
     grad = CubicAxis(grad, h, AxisSize(sizes, h), op.Gather(forward_scales, 0), corners, is_double)
     grad = CubicAxis(grad, w, AxisSize(sizes, w), op.Gather(forward_scales, 1), corners, is_double)
     return op.CastLike(grad, grads)

@@ -18,7 +18,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._script import DOUBLE, OPSET, finish
-from ._script_taps import CubicAxis, AxisSize, IsDouble
+from ._script_taps import CubicAxis, AxisSize, IsDouble, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleBicubic2dGrad"
@@ -41,7 +41,7 @@ def _function(grad_output, input_size: list[int], output_size: list[int] = (), a
     sizes = op.Constant(value_ints=input_size)
     corners = op.Constant(value_int=align_corners)
     is_double = IsDouble(grad_output)
-    grad = op.Cast(grad_output, to=DOUBLE)
+    grad = op.Cast(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))), to=DOUBLE)
     h = op.Constant(value_ints=[2])
     w = op.Constant(value_ints=[3])
     grad = CubicAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h), corners, is_double)

@@ -13,7 +13,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._script import DOUBLE, OPSET, finish
-from ._script_taps import AntialiasAxis, AxisSize, IsDouble
+from ._script_taps import AntialiasAxis, AxisSize, IsDouble, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleBilinear2dAABackward"
@@ -36,7 +36,7 @@ def _function(grad_output, input_size: list[int], output_size: list[int] = (), a
     sizes = op.Constant(value_ints=input_size)
     corners = op.Constant(value_int=align_corners)
     is_double = IsDouble(grad_output)
-    grad = op.Cast(grad_output, to=DOUBLE)
+    grad = op.Cast(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))), to=DOUBLE)
     h = op.Constant(value_ints=[2])
     w = op.Constant(value_ints=[3])
     grad = AntialiasAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h), corners, op.Constant(value_int=0), is_double)

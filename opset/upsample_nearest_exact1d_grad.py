@@ -13,7 +13,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._script import DOUBLE, OPSET, finish
-from ._script_taps import NearestExactAxis, AxisSize
+from ._script_taps import NearestExactAxis, AxisSize, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact1dGrad"
@@ -34,7 +34,7 @@ class UpsampleNearestExact1dGrad(ReferenceOp):
 def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales: float = 0.0):
     """Each spatial axis contracted with the matrix of its taps (_script_taps.NearestExactAxis), in double."""
     sizes = op.Constant(value_ints=input_size)
-    grad = op.Cast(grad_output, to=DOUBLE)
+    grad = op.Cast(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))), to=DOUBLE)
     w = op.Constant(value_ints=[2])
     grad = NearestExactAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales))
     return op.CastLike(grad, grad_output)

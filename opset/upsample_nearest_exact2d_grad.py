@@ -12,7 +12,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._script import DOUBLE, OPSET, finish
-from ._script_taps import NearestExactAxis, AxisSize
+from ._script_taps import NearestExactAxis, AxisSize, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact2dGrad"
@@ -33,7 +33,7 @@ class UpsampleNearestExact2dGrad(ReferenceOp):
 def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales_h: float = 0.0, scales_w: float = 0.0):
     """Each spatial axis contracted with the matrix of its taps (_script_taps.NearestExactAxis), in double."""
     sizes = op.Constant(value_ints=input_size)
-    grad = op.Cast(grad_output, to=DOUBLE)
+    grad = op.Cast(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))), to=DOUBLE)
     h = op.Constant(value_ints=[2])
     w = op.Constant(value_ints=[3])
     grad = NearestExactAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h))

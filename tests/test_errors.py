@@ -406,6 +406,29 @@ def test_non_float_dtype_is_rejected():
         runtime.session(model).run(None, {"grad_output": np.ones((1, 2, 4), np.int32)})
 
 
+# Rows whose fault is a dimension: with symbolic dims attach() cannot see it and accepts the model; the function
+# fails at run time with onnxruntime's error from its inlined nodes, whose names carry the op's (a function cannot
+# raise a message of its own). The Upsample and Resize*V2 functions computed on grad_output's own dims before.
+DYNAMIC_SHAPE_FAULTS = [
+    "gs-batch-grid", "gs-channels", "gs-height", "gs-width", "gs-empty-image", "gs-grid-last-dim",
+    "n1-input-size-batch", "n1-output-size", "n2-channels", "n2-empty-grad", "bi-batch", "bi-empty-image",
+    "bi-empty-grads", "un2-channels", "un2-empty-grad", "un2-1d-output-size", "un2-1d-batch", "un3-output-size",
+    "un3-empty-grad", "une3-batch", "ub2-batch", "ub2-1d-output-size", "ut3-channels", "uc2-output-size",
+    "uba-channels", "uba-empty-grad", "uca-batch", "rc-channels", "rc-empty-image", "rl-batch", "rl-empty-image",
+    "rl-empty-grads", "rn-empty-grads", "g3-grid-last-dim", "g3-batch-grid", "g3-batch-grad", "g3-channels",
+    "g3-depth", "g3-width", "g3-empty-volume",
+]
+
+
+@pytest.mark.parametrize("row", DYNAMIC_SHAPE_FAULTS)
+def test_function_fails_on_a_dynamic_shape_fault(row):
+    op_type, inputs, outputs, attrs = next(spec for name, spec, _ in BAD if name == row)
+    model = opset.attach(bad_model(op_type, inputs, outputs, attrs, symbolic=True))  # accepted: the dims are unknown
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception, match=f"_inlfunc_{op_type}"):
+        session.run(None, feeds_for(inputs))
+
+
 @pytest.mark.parametrize("op_type,inputs,input_dtypes,attrs,text", [
     (GS, GS_IN, {"grid": np.float64}, {}, "input 'grid' has dtype double but 'grad_output' has float; all inputs must share one dtype"),
     (G3, {"grad": (1, 2, 2, 3, 4), "x": (1, 2, 3, 3, 3), "grid": (1, 2, 3, 4, 3)}, {"x": np.float16}, {},
