@@ -502,6 +502,24 @@ def make_inputs(case: Case, seed: int) -> Dict[str, np.ndarray]:
     return arrays
 
 
+def oracle_outputs(case: Case, arrays: dict, dtype: str) -> list:
+    """The oracle's outputs for a case's float64 inputs, as float64 arrays."""
+    # half types: the float32 oracle on the half-rounded inputs; int and empty inputs are the op's, not the oracle's
+    from conftest import NUMPY_DTYPES
+    torch = _torch()
+    as_torch = {name: torch.from_numpy(np.asarray(a.astype(NUMPY_DTYPES[dtype]), np.float64 if dtype == "float64" else np.float32))
+                for name, a in arrays.items() if not is_fixed(case, name)}
+    return [t.detach().numpy().astype(np.float64) for t in case.oracle(*as_torch.values())]
+
+
+def relative_error(ours, expected):
+    """max |ours - expected| over max |expected|; inputs are O(1), so a gradient that is exactly zero
+    (rounding residue only) is measured against 1."""
+    ours = np.asarray(ours).astype(np.float64)
+    scale = max(float(np.abs(expected).max(initial=0.0)), 1.0)
+    return float(np.abs(ours - expected).max(initial=0.0)) / scale
+
+
 def is_fixed(case: Case, name: str) -> bool:
     """An input whose dtype is not the case's float dtype (int sizes, empty float32 roi / scales)."""
     return bool(case.ints and name in case.ints) or name in case.empty

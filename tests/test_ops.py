@@ -8,26 +8,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from cases import CASES, TOLERANCE, is_fixed, make_inputs  # noqa: E402
+from cases import CASES, TOLERANCE, is_fixed, make_inputs, oracle_outputs, relative_error  # noqa: E402
 from conftest import NUMPY_DTYPES, ONNX_DTYPES, PATHS, one_node_model, run_model  # noqa: E402
 
 PARAMS = [pytest.param(case, dtype, path, id=f"{case.id}-{dtype}-{path}")
           for case in CASES for dtype in case.dtypes for path in PATHS]
-
-
-def oracle_outputs(case, arrays, dtype):
-    # half types: the float32 oracle on the half-rounded inputs; int and empty inputs are the op's, not the oracle's
-    as_torch = {name: torch.from_numpy(np.asarray(a.astype(NUMPY_DTYPES[dtype]), np.float64 if dtype == "float64" else np.float32))
-                for name, a in arrays.items() if not is_fixed(case, name)}
-    return [t.detach().numpy().astype(np.float64) for t in case.oracle(*as_torch.values())]
-
-
-def relative_error(ours, expected):
-    """max |ours - expected| over max |expected|; inputs are O(1), so a gradient that is exactly zero
-    (rounding residue only) is measured against 1."""
-    ours = np.asarray(ours).astype(np.float64)
-    scale = max(float(np.abs(expected).max(initial=0.0)), 1.0)
-    return float(np.abs(ours - expected).max(initial=0.0)) / scale
 
 
 @pytest.mark.parametrize("case,dtype,path", PARAMS)

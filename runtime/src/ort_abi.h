@@ -82,8 +82,9 @@ struct OrtCustomOp {
   int (*GetEndVersion)(const OrtCustomOp*);
 };
 
-// The library's only exported symbol (exports.map).
+// The library's exported symbols (exports.map): the registration, and the instruction set of its kernels.
 __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api);
+__attribute__((visibility("default"))) const char* ResampleGradIsa();
 
 }  // extern "C"
 

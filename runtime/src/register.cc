@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "kernels.h"
+#include "simd.h"
 
 namespace rg {
 
@@ -261,6 +262,10 @@ const char* TypeName(ONNXTensorElementDataType type) {
 
 // ----------------------------------------------------------------------------- registration table
 
+// RG_HELPERS_ONLY: the helpers above without this library's registration (libresample_grad_training_ops,
+// register_training.cc, registers its own domain).
+#ifndef RG_HELPERS_ONLY
+
 namespace {
 
 // The registration table. Descriptors live as long as the process: onnxruntime keeps pointers to them.
@@ -275,9 +280,19 @@ rg::TypedOps (*const kOps[])() = {
 
 }  // namespace
 
+// The instruction set the kernels run with ("baseline", "avx2", "avx512"), or the RESAMPLE_GRAD_ISA error.
+extern "C" const char* ResampleGradIsa() {
+  static std::string answer;
+  std::string error;
+  answer = rg::SelectIsa(&error) ? rg::IsaName(rg::ActiveIsa()) : error;
+  return answer.c_str();
+}
+
 extern "C" OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
   const OrtApi* api = api_base->GetApi(kOrtApiVersion);
   if (api == nullptr) return nullptr;  // cannot even build a status; onnxruntime < 1.17 is refused by pip
+  std::string isa_error;  // the hot loops' instruction set, chosen once (RESAMPLE_GRAD_ISA)
+  if (!rg::SelectIsa(&isa_error)) return rg::ErrorStatus(api, isa_error);
   // One domain per session-options object (onnxruntime keeps the pointer); they are never freed.
   OrtCustomOpDomain* domain = nullptr;
   if (OrtStatus* s = ort::Get<ort::CreateCustomOpDomainFn>(api, ort::kCreateCustomOpDomain)(rg::kDomain, &domain)) return s;
@@ -288,3 +303,4 @@ extern "C" OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApi
   }
   return ort::Get<ort::AddCustomOpDomainFn>(api, ort::kAddCustomOpDomain)(options, domain);
 }
+#endif  // RG_HELPERS_ONLY

@@ -12,9 +12,97 @@
 #include <vector>
 
 #include "kernel_common.h"
+#include "simd.h"
 #include "taps.h"
 
 namespace rg {
+
+// The last axis's inverted taps as the fixed-width table of SeparableJob (gather_*), or false when a table
+// would not be compact (one input reading far more outputs than the others, or an axis past 2^31 outputs):
+// the rows then gather through the CSR form.
+template <typename A>
+bool GatherTable(const AxisTaps<A>& taps, std::vector<int32_t>* source, std::vector<A>* weight,
+                 std::vector<int32_t>* count, int* width) {
+  const int64_t w_in = taps.input_size;
+  if (taps.output_size >= (int64_t{1} << 31)) return false;
+  int64_t most = 0;
+  for (int64_t x = 0; x < w_in; ++x) most = std::max(most, taps.inverse_start[x + 1] - taps.inverse_start[x]);
+  if (most * w_in > 2 * taps.inverse_start[w_in] + 4096) return false;
+  *width = static_cast<int>(most);
+  source->assign(most * w_in, 0);  // padding lanes read nothing (masked) and weigh 0
+  weight->assign(most * w_in, A(0));
+  count->resize(w_in);
+  for (int64_t x = 0; x < w_in; ++x) {
+    const int64_t k0 = taps.inverse_start[x];
+    (*count)[x] = static_cast<int32_t>(taps.inverse_start[x + 1] - k0);
+    for (int64_t k = 0; k < (*count)[x]; ++k) {
+      (*source)[k * w_in + x] = static_cast<int32_t>(taps.source[k0 + k]);
+      (*weight)[k * w_in + x] = taps.inverse_weight[k0 + k];
+    }
+  }
+  return true;
+}
+
+// The regular run of a gather table (SeparableJob::strided_*): around the middle input, the inputs reading
+// `width` outputs at step * x + offset[k], step 1 to 4, extended both ways while that holds; false when there is
+// no run worth a loop (16 inputs).
+inline bool StridedRun(const std::vector<int32_t>& source, const std::vector<int32_t>& count, int width, int64_t w_in,
+                       std::vector<int32_t>* offset, int* step, int64_t* lo, int64_t* hi) {
+  const int64_t middle = w_in / 2;
+  if (w_in < 32 || count[middle] != width || count[middle + 1] != width) return false;
+  *step = source[middle + 1] - source[middle];
+  if (*step < 1 || *step > 4) return false;
+  offset->resize(width);
+  for (int k = 0; k < width; ++k) (*offset)[k] = source[k * w_in + middle] - *step * static_cast<int32_t>(middle);
+  auto regular = [&](int64_t x) {
+    if (count[x] != width) return false;
+    for (int k = 0; k < width; ++k)
+      if (source[k * w_in + x] != *step * static_cast<int32_t>(x) + (*offset)[k]) return false;
+    return true;
+  };
+  *lo = middle, *hi = middle;
+  while (*lo > 0 && regular(*lo - 1)) --*lo;
+  while (*hi < w_in && regular(*hi)) ++*hi;
+  return *hi - *lo >= 16;
+}
+
+// For each inner row index (the axes from `first` to the one before the last), the grad_output rows it reads
+// (offsets within the inner block) and their weights: the product of the axes' inverted taps, the later axis
+// inner. Returns the number of inner rows.
+template <typename A>
+int64_t RowReads(const std::vector<const AxisTaps<A>*>& axes, const std::vector<int64_t>& in_dims,
+                 const std::vector<int64_t>& out_dims, int first, std::vector<int64_t>* start,
+                 std::vector<int64_t>* offset, std::vector<A>* weight) {
+  const int last = static_cast<int>(in_dims.size()) - 1;
+  // start with one inner row reading row 0 with weight 1, then multiply in each axis
+  std::vector<int64_t> rows_start{0, 1}, rows_offset{0};
+  std::vector<A> rows_weight{A(1)};
+  int64_t count = 1;
+  for (int a = first; a < last; ++a) {
+    std::vector<int64_t> next_start{0}, next_offset;
+    std::vector<A> next_weight;
+    for (int64_t r = 0; r < count; ++r) {
+      for (int64_t i = 0; i < in_dims[a]; ++i) {
+        for (int64_t j = rows_start[r]; j < rows_start[r + 1]; ++j) {
+          if (axes[a] == nullptr) {
+            next_offset.push_back(rows_offset[j] * out_dims[a] + i);
+            next_weight.push_back(rows_weight[j]);
+            continue;
+          }
+          for (int64_t k = axes[a]->inverse_start[i]; k < axes[a]->inverse_start[i + 1]; ++k) {
+            next_offset.push_back(rows_offset[j] * out_dims[a] + axes[a]->source[k]);
+            next_weight.push_back(rows_weight[j] * axes[a]->inverse_weight[k]);
+          }
+        }
+        next_start.push_back(static_cast<int64_t>(next_offset.size()));
+      }
+    }
+    count *= in_dims[a];
+    rows_start.swap(next_start), rows_offset.swap(next_offset), rows_weight.swap(next_weight);
+  }
+  start->swap(rows_start), offset->swap(rows_offset), weight->swap(rows_weight);
+  return count;
+}
 
 // grad_output (out_dims) -> grad_input (in_dims), both row-major. axes[a]: the taps of axis a, or nullptr
 // for an axis the forward kept (its in and out sizes are equal).
@@ -25,62 +113,49 @@ void SeparableBackward(const OrtApi* api, OrtKernelContext* context, const T* gr
   using A = AccT<T>;
   const int rank = static_cast<int>(in_dims.size());
   const int last = rank - 1;
-  const int64_t w_out = out_dims[last], w_in = in_dims[last];
   int64_t total_rows = 1;
   for (int a = 0; a < last; ++a) total_rows *= in_dims[a];
-  if (total_rows == 0 || w_in == 0) return;
-  // grad_output row strides (in rows) of the non-last axes
-  std::vector<int64_t> row_stride(rank, 1);
-  for (int a = last - 2; a >= 0; --a) row_stride[a] = row_stride[a + 1] * out_dims[a + 1];
-  const AxisTaps<A>* columns = axes[last];
+  if (total_rows == 0 || in_dims[last] == 0) return;
+  SeparableJob<A> job;
+  job.grad_output = grad_output;
+  job.grad_input = grad_input;
+  job.rank = rank;
+  job.in_dims = in_dims.data();
+  job.out_dims = out_dims.data();
+  // the rows each grad_input row reads: the leading kept axes are the outer index, the rest the inner one
+  int first_resized = last;
+  for (int a = 0; a < last; ++a)
+    if (axes[a] != nullptr) { first_resized = a; break; }
+  std::vector<int64_t> read_start, read_offset;
+  std::vector<A> read_weight;
+  job.inner_count = RowReads(axes, in_dims, out_dims, first_resized, &read_start, &read_offset, &read_weight);
+  job.outer_stride = 1;
+  for (int a = first_resized; a < last; ++a) job.outer_stride *= out_dims[a];
+  job.read_start = read_start.data();
+  job.read_offset = read_offset.data();
+  job.read_weight = read_weight.data();
+  std::vector<int32_t> source, count;
+  std::vector<A> weight;
+  job.columns = axes[last];
+  if (axes[last] != nullptr && GatherTable(*axes[last], &source, &weight, &count, &job.gather_width)) {
+    job.gather_source = source.data();
+    job.gather_weight = weight.data();
+    job.gather_count = count.data();
+  }
+  std::vector<int32_t> strided_offset;
+  if (job.gather_width > 0 && StridedRun(source, count, job.gather_width, in_dims[last], &strided_offset,
+                                         &job.strided_step, &job.strided_lo, &job.strided_hi))
+    job.strided_offset = strided_offset.data();
+  else
+    job.strided_step = 0;
   const int64_t rows_per_task = std::max<int64_t>(1, total_rows / 256);  // about 256 tasks: little overhead each
   auto task = [&](size_t task_index) {
-    thread_local std::vector<A> row_buffer;
-    thread_local std::vector<std::pair<int64_t, A>> reads;  // (grad_output row, weight) feeding this input row
-    row_buffer.resize(w_out);
-    A* sums = row_buffer.data();  // plain pointer: a thread_local costs a TLS lookup per access
     const int64_t first = static_cast<int64_t>(task_index) * rows_per_task;
     const int64_t end = std::min(total_rows, first + rows_per_task);
-    for (int64_t row = first; row < end; ++row) {
-      // the grad_output rows this input row receives: the product of the non-last axes' inverted taps
-      reads.assign(1, {0, A(1)});
-      int64_t rest = row;
-      for (int a = last - 1; a >= 0; --a) {
-        const int64_t i = rest % in_dims[a];
-        rest /= in_dims[a];
-        const AxisTaps<A>* taps = axes[a];
-        if (taps == nullptr) {
-          for (auto& read : reads) read.first += i * row_stride[a];
-          continue;
-        }
-        const size_t before = reads.size();
-        const int64_t k0 = taps->inverse_start[i], k1 = taps->inverse_start[i + 1];
-        reads.resize(before * (k1 - k0));
-        for (size_t r = before; r-- > 0;) {  // expand in place, keeping (outer read, inner tap) order
-          for (int64_t k = k1 - 1; k >= k0; --k)
-            reads[r * (k1 - k0) + (k - k0)] = {reads[r].first + taps->source[k] * row_stride[a], reads[r].second * taps->inverse_weight[k]};
-        }
-      }
-      std::fill(sums, sums + w_out, A(0));
-      for (const auto& read : reads) {
-        const T* line = grad_output + read.first * w_out;
-        const A w = read.second;
-        for (int64_t x = 0; x < w_out; ++x) sums[x] += w * Load<A>(line[x]);
-      }
-      T* out = grad_input + row * w_in;
-      if (columns == nullptr) {
-        for (int64_t x = 0; x < w_in; ++x) out[x] = Store<T>(sums[x]);
-        continue;
-      }
-      const int64_t* start = columns->inverse_start.data();
-      const int64_t* source = columns->source.data();
-      const A* weight = columns->inverse_weight.data();
-      for (int64_t x = 0; x < w_in; ++x) {
-        A total = 0;
-        for (int64_t j = start[x]; j < start[x + 1]; ++j) total += weight[j] * sums[source[j]];
-        out[x] = Store<T>(total);
-      }
-    }
+    if constexpr (std::is_same_v<T, float>) Simd().separable_f32(job, first, end);
+    else if constexpr (std::is_same_v<T, double>) Simd().separable_f64(job, first, end);
+    else if constexpr (std::is_same_v<T, Float16>) Simd().separable_f16(job, first, end);
+    else Simd().separable_bf16(job, first, end);
   };
   ParallelFor(api, context, static_cast<size_t>((total_rows + rows_per_task - 1) / rows_per_task), task);
 }

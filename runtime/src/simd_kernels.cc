@@ -1,0 +1,512 @@
+// The hot loops (see simd.h), compiled once per instruction set into namespace RG_ISA_NAMESPACE.
+//
+// The same source for every set: plain loops the compiler vectorises (contiguous rows and channel
+// runs, restrict pointers, reductions in 16 fixed partial sums), and masked vector gathers for the
+// last axis of the separable backward where the set has them. Every lane computes what the scalar
+// loop computes, in the same order, so every set gives the same bits.
+//
+// The set is a `#pragma GCC target` over this file's own functions (RG_ISA_LEVEL 1: AVX2 + FMA + F16C,
+// 2: AVX-512 F/BW/DQ/VL), not a compiler flag: the inline functions and templates of the headers above
+// the pragma (std::vector, kernel_common.h) stay baseline code, so the linker's one copy of each is
+// safe on every CPU. Everything of this file is in an anonymous namespace.
+#include <algorithm>
+#include <vector>
+
+#include "grid_coordinates.h"
+#include "simd.h"
+
+#ifndef RG_ISA_NAMESPACE
+#define RG_ISA_NAMESPACE baseline
+#endif
+#ifndef RG_ISA_LEVEL
+#define RG_ISA_LEVEL 0
+#endif
+#if RG_ISA_LEVEL == 2
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl")
+#elif RG_ISA_LEVEL == 1
+#pragma GCC target("avx2,fma,f16c")
+#endif
+#if RG_ISA_LEVEL >= 1  // level 0 is plain C++: it is also the build for other architectures
+#include <immintrin.h>
+#endif
+#include <type_traits>
+
+namespace rg {
+namespace RG_ISA_NAMESPACE {
+namespace {
+
+// sums[x] = w * line[x] (first) or += w * line[x]: one grad_output row into the row buffer.
+template <typename T, typename A>
+void AddRow(A* __restrict sums, const T* __restrict line, A w, int64_t count, bool first) {
+  if (first) {
+    for (int64_t x = 0; x < count; ++x) sums[x] = w * Load<A>(line[x]);
+  } else {
+    for (int64_t x = 0; x < count; ++x) sums[x] += w * Load<A>(line[x]);
+  }
+}
+
+// GatherColumns over the regular run [strided_lo, strided_hi): the same sums, k ascending from 0 (the first term
+// added to +0 as there: a -0 product gives +0), accumulated per k in the output (float, double) or a block
+// of 256 (half types): stride-Step loops the compiler vectorises with permutes, not gathers.
+template <int Step, typename T, typename A>
+void StridedColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
+  const A* weight = job.gather_weight;
+  const int32_t* offset = job.strided_offset;
+  auto accumulate = [&](A* __restrict total, int64_t x0, int64_t n) {
+    for (int k = 0; k < job.gather_width; ++k) {
+      const A* w = weight + k * w_in + x0;
+      const A* from = row + Step * x0 + offset[k];
+      if (k == 0) {
+        for (int64_t i = 0; i < n; ++i) total[i] = A(0) + w[i] * from[Step * i];
+      } else {
+        for (int64_t i = 0; i < n; ++i) total[i] += w[i] * from[Step * i];
+      }
+    }
+  };
+  if constexpr (std::is_same_v<T, A>) {
+    accumulate(out + job.strided_lo, job.strided_lo, job.strided_hi - job.strided_lo);
+  } else {
+    constexpr int64_t kBlock = 256;
+    for (int64_t x0 = job.strided_lo; x0 < job.strided_hi; x0 += kBlock) {
+      const int64_t n = std::min(kBlock, job.strided_hi - x0);
+      A total[kBlock];
+      accumulate(total, x0, n);
+      for (int64_t i = 0; i < n; ++i) out[x0 + i] = Store<T>(total[i]);
+    }
+  }
+}
+
+// out[x] = sum over k < count[x] of weight[k][x] * row[source[k][x]] for x in [x_begin, x_end), k ascending (the
+// outputs reading x, ascending), through the fixed-width table: masked vector gathers where the set has them.
+template <typename T, typename A>
+void GatherRange(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in, int64_t x_begin,
+                 int64_t x_end) {
+  [[maybe_unused]] const int width = job.gather_width;
+  const int32_t* source = job.gather_source;
+  const A* weight = job.gather_weight;
+  const int32_t* count = job.gather_count;
+  int64_t x = x_begin;
+#if RG_ISA_LEVEL == 2
+  if constexpr (std::is_same_v<A, float>) {
+    for (; x + 16 <= x_end; x += 16) {
+      const __m512i counts = _mm512_loadu_si512(count + x);
+      __m512 total = _mm512_setzero_ps();
+      for (int k = 0; k < width; ++k) {
+        const __mmask16 live = _mm512_cmpgt_epi32_mask(counts, _mm512_set1_epi32(k));
+        const __m512i at = _mm512_loadu_si512(source + k * w_in + x);
+        const __m512 value = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, at, row, 4);  // dead lanes read nothing
+        total = _mm512_add_ps(total, _mm512_mul_ps(_mm512_loadu_ps(weight + k * w_in + x), value));
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        _mm512_storeu_ps(out + x, total);
+      } else {
+        alignas(64) float lanes[16];
+        _mm512_store_ps(lanes, total);
+        for (int l = 0; l < 16; ++l) out[x + l] = Store<T>(lanes[l]);
+      }
+    }
+  }
+#elif RG_ISA_LEVEL == 1
+  if constexpr (std::is_same_v<A, float>) {
+    for (; x + 8 <= x_end; x += 8) {
+      const __m256i counts = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(count + x));
+      __m256 total = _mm256_setzero_ps();
+      for (int k = 0; k < width; ++k) {
+        const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(counts, _mm256_set1_epi32(k)));
+        const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(source + k * w_in + x));
+        const __m256 value = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, at, live, 4);
+        total = _mm256_add_ps(total, _mm256_mul_ps(_mm256_loadu_ps(weight + k * w_in + x), value));
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        _mm256_storeu_ps(out + x, total);
+      } else {
+        alignas(32) float lanes[8];
+        _mm256_store_ps(lanes, total);
+        for (int l = 0; l < 8; ++l) out[x + l] = Store<T>(lanes[l]);
+      }
+    }
+  }
+#endif
+  for (; x < x_end; ++x) {
+    A total = 0;
+    for (int k = 0; k < count[x]; ++k) total += weight[k * w_in + x] * row[source[k * w_in + x]];
+    out[x] = Store<T>(total);
+  }
+}
+
+// One grad_input row's last axis: out[x] = sum over the outputs reading x (ascending) of weight * row[output].
+template <typename T, typename A>
+void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
+  if (job.gather_width == 0) {  // no compact table: the CSR form
+    const int64_t* start = job.columns->inverse_start.data();
+    const int64_t* from = job.columns->source.data();
+    const A* w = job.columns->inverse_weight.data();
+    for (int64_t x = 0; x < w_in; ++x) {
+      A total = 0;
+      for (int64_t j = start[x]; j < start[x + 1]; ++j) total += w[j] * row[from[j]];
+      out[x] = Store<T>(total);
+    }
+    return;
+  }
+  if (job.strided_step == 0) return GatherRange(job, row, out, w_in, 0, w_in);
+  switch (job.strided_step) {  // the regular run as strided loads, its ends through the table
+    case 1: StridedColumns<1>(job, row, out, w_in); break;
+    case 2: StridedColumns<2>(job, row, out, w_in); break;
+    case 3: StridedColumns<3>(job, row, out, w_in); break;
+    default: StridedColumns<4>(job, row, out, w_in); break;
+  }
+  GatherRange(job, row, out, w_in, 0, job.strided_lo);
+  GatherRange(job, row, out, w_in, job.strided_hi, w_in);
+}
+
+// Asks for `bytes` from `p` ahead of use: the rows a grad_input row reads are short runs the hardware prefetcher
+// does not follow far enough to keep a core busy.
+inline void Prefetch(const void* p, int64_t bytes) {
+#if defined(__GNUC__)
+  for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(static_cast<const char*>(p) + at);
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+template <typename T>
+void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end) {
+  using A = AccT<T>;
+  const int last = job.rank - 1;
+  const int64_t w_out = job.out_dims[last], w_in = job.in_dims[last];
+  const T* grad_output = static_cast<const T*>(job.grad_output);
+  T* grad_input = static_cast<T*>(job.grad_input);
+  constexpr int64_t kPrefetchRows = 2;
+  thread_local std::vector<A> row_buffer;
+  row_buffer.resize(w_out);
+  A* sums = row_buffer.data();  // plain pointer: a thread_local costs a TLS lookup per access
+  for (int64_t row = first; row < end; ++row) {
+    const int64_t outer = row / job.inner_count, inner = row % job.inner_count;
+    const int64_t j0 = job.read_start[inner], j1 = job.read_start[inner + 1];
+    const T* base = grad_output + outer * job.outer_stride * w_out;
+    T* out = grad_input + row * w_in;
+    if (row + kPrefetchRows < end) {
+      const int64_t ahead = row + kPrefetchRows, ahead_inner = ahead % job.inner_count;
+      const T* ahead_base = grad_output + ahead / job.inner_count * job.outer_stride * w_out;
+      for (int64_t j = job.read_start[ahead_inner]; j < job.read_start[ahead_inner + 1]; ++j)
+        Prefetch(ahead_base + job.read_offset[j] * w_out, w_out * static_cast<int64_t>(sizeof(T)));
+    }
+    if (j1 - j0 == 1 && job.read_weight[j0] == A(1) && std::is_same_v<T, A> && job.columns != nullptr) {
+      // one grad_output row with weight 1 (only the last axis resized): gather straight from it
+      GatherColumns<T, A>(job, reinterpret_cast<const A*>(base + job.read_offset[j0] * w_out), out, w_in);
+      continue;
+    }
+    if (j1 == j0) std::fill(sums, sums + w_out, A(0));
+    for (int64_t j = j0; j < j1; ++j) AddRow(sums, base + job.read_offset[j] * w_out, job.read_weight[j], w_out, j == j0);
+    if (job.columns != nullptr) {
+      GatherColumns<T, A>(job, sums, out, w_in);
+    } else {
+      for (int64_t x = 0; x < w_in; ++x) out[x] = Store<T>(sums[x]);
+    }
+  }
+}
+
+
+// ----------------------------------------------------------------------------- grid samplers
+
+// dst[c] += w * src[c] over a run of channels.
+template <typename A>
+inline void AddChannels(A* __restrict dst, const A* __restrict src, A w, int64_t count) {
+  for (int64_t c = 0; c < count; ++c) dst[c] += w * src[c];
+}
+
+// The dot product of two runs of channels in 16 partial sums, added up in a fixed order (the same bits on
+// every instruction set); short runs sum in order.
+template <typename A>
+inline A DotChannels(const A* __restrict a, const A* __restrict b, int64_t count) {
+  if (count < 16) {
+    A total = 0;
+    for (int64_t c = 0; c < count; ++c) total += a[c] * b[c];
+    return total;
+  }
+  A part[16] = {};
+  int64_t c = 0;
+  for (; c + 16 <= count; c += 16)
+    for (int l = 0; l < 16; ++l) part[l] += a[c + l] * b[c + l];
+  for (int l = 0; c < count; ++c, ++l) part[l] += a[c] * b[c];
+  for (int step = 8; step > 0; step /= 2)
+    for (int l = 0; l < step; ++l) part[l] += part[l + step];
+  return part[0];
+}
+
+#if RG_ISA_LEVEL >= 1
+// An 8 x 8 block of floats transposed in registers (moves only: the same bits as the scalar loop).
+inline void Transpose8x8(const float* src, int64_t src_stride, float* dst, int64_t dst_stride) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * dst_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * dst_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+#endif
+
+// dst[j * dst_stride + i] = convert(src[i * src_stride + j]) for i < rows, j < cols, in 16 x 16 tiles whose
+// inner loop runs along the side with the larger stride: a power-of-two stride (a 64 x 64 plane) puts every
+// line of a strided run in one L1 set, and a naive loop was 80 % of the grid sampler's time. Float to float
+// goes 8 x 8 blocks at a time in registers where the set has them.
+template <typename S, typename D, typename Convert>
+__attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_stride, D* __restrict dst,
+                                         int64_t dst_stride, int64_t rows, int64_t cols, Convert convert) {
+  constexpr int64_t kTile = 16;
+  const bool along_source = src_stride >= dst_stride;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    int64_t i1 = std::min(rows, i0 + kTile);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t j1 = std::min(cols, j0 + kTile);
+      int64_t i_done = i0;
+#if RG_ISA_LEVEL >= 1
+      if constexpr (std::is_same_v<S, float> && std::is_same_v<D, float>) {
+        if (j1 - j0 == kTile) {  // full columns: 8-row blocks in registers, a leftover row band below
+          if (along_source && j1 + 4 * kTile <= cols)  // the rows are separate streams: fetch ahead
+            for (int64_t i = i0; i < i1; ++i) _mm_prefetch(reinterpret_cast<const char*>(src + i * src_stride + j1 + 3 * kTile), _MM_HINT_T0);
+          for (; i_done + 8 <= i1; i_done += 8)
+            for (int64_t j = j0; j < j1; j += 8)
+              Transpose8x8(src + i_done * src_stride + j, src_stride, dst + j * dst_stride + i_done, dst_stride);
+        }
+      }
+#endif
+      if (along_source) {
+        for (int64_t i = i_done; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j) dst[j * dst_stride + i] = convert(src[i * src_stride + j]);
+      } else {
+        for (int64_t j = j0; j < j1; ++j)
+          for (int64_t i = i_done; i < i1; ++i) dst[j * dst_stride + i] = convert(src[i * src_stride + j]);
+      }
+    }
+  }
+}
+
+template <typename A>
+struct LoadAs {
+  template <typename T>
+  A operator()(T v) const { return Load<A>(v); }
+};
+
+template <typename T>
+struct StoreAs {
+  template <typename A>
+  T operator()(A v) const { return Store<T>(v); }
+};
+
+// input [batch][channels][plane] -> channels-last [batch][plane][channels] in the accumulation type: one task
+// writes one block of channels of one batch item.
+template <typename T>
+void GridTranspose(const GridJob& job, int64_t task) {
+  using A = AccT<T>;
+  const auto [b, c0, c1] = job.BlockOf(task);
+  const T* src = static_cast<const T*>(job.input) + b * job.channels * job.plane;
+  A* dst = static_cast<A*>(job.input_channels_last) + b * job.plane * job.channels;
+  Transpose(src + c0 * job.plane, job.plane, dst + c0, job.channels, c1 - c0, job.plane, LoadAs<A>());
+}
+
+// The pieces of a chunk of grid points, channels-last: `g` holds grad_output of the chunk's points ([point][width]).
+
+// Each point's taps add w * g[point] (a contiguous run of channels) to their pixels of `acc` ([plane + 1][width],
+// the last pixel a sink for taps outside), in point and tap order: aten's order per element, so no atomics and
+// the same result at any thread count.
+template <typename A, int D, int K>
+void ScatterChunk(const PointTaps<A, D>& taps, const A* g, int64_t count, int64_t width, A* acc) {
+  const int64_t* flat = taps.flat.data();
+  const A* weight = taps.weight.data();
+  for (int64_t p = 0; p < count; ++p)
+    for (int k = 0; k < K; ++k) AddChannels(acc + flat[p * K + k] * width, g + p * width, weight[p * K + k], width);
+}
+
+// grad_grid of the chunk's points: per tap, the dot product of the image's channels at the tap (`image`
+// [plane][channels]) with g[point], times the tap's slopes; a tap outside reads nothing (an inf pixel cannot
+// leak in as NaN).
+template <typename T, int D, int K>
+void GridGradChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, const AccT<T>* image, int64_t count,
+                   int64_t channels, int64_t plane, T* out) {
+  using A = AccT<T>;
+  const int64_t* flat = taps.flat.data();
+  for (int64_t p = 0; p < count; ++p) {
+    A sum[D] = {};
+    for (int k = 0; k < K; ++k) {
+      if (flat[p * K + k] >= plane) continue;
+      const A dot = DotChannels(image + flat[p * K + k] * channels, g + p * channels, channels);
+      for (int a = 0; a < D; ++a) sum[a] += dot * taps.slope[a][p * K + k];
+    }
+    for (int a = 0; a < D; ++a)  // grid channels are x, y(, z): the last spatial axis first
+      out[D * p + (D - 1 - a)] = Store<T>(taps.mult[a][p] * sum[a]);
+  }
+}
+
+template <typename T, int D, int K>
+void ChunkTaps(const GridJob& job, int64_t b, int64_t p0, int64_t count, PointTaps<AccT<T>, D>* taps) {
+  ComputePointTaps<T, D, K>(static_cast<const T*>(job.grid) + (b * job.points + p0) * D, count, job.sizes,
+                            static_cast<Interpolation>(job.mode), static_cast<Padding>(job.padding), job.align_corners,
+                            taps);
+}
+
+// grad_input for one (batch item, block of channels): the block's planes channels-last in scratch, the chunks'
+// scatters, then back to planes.
+template <typename T, int D, int K>
+void GridInputTask(const GridJob& job, int64_t task) {
+  using A = AccT<T>;
+  const auto [b, c0, c1] = job.BlockOf(task);
+  const int64_t width = c1 - c0, plane = job.plane, points = job.points;
+  thread_local PointTaps<A, D> taps;
+  thread_local std::vector<A> accumulated, gathered;
+  accumulated.assign((plane + 1) * width, A(0));
+  gathered.resize(GridJob::kGridChunk * width);
+  A* acc = accumulated.data();  // plain pointers: a thread_local costs a TLS lookup per access
+  A* g = gathered.data();
+  const T* go = static_cast<const T*>(job.grad_output) + (b * job.channels + c0) * points;
+  for (int64_t p0 = 0; p0 < points; p0 += GridJob::kGridChunk) {
+    const int64_t count = std::min(GridJob::kGridChunk, points - p0);
+    ChunkTaps<T, D, K>(job, b, p0, count, &taps);
+    Transpose(go + p0, points, g, width, width, count, LoadAs<A>());
+    ScatterChunk<A, D, K>(taps, g, count, width, acc);
+  }
+  T* out = static_cast<T*>(job.grad_input) + (b * job.channels + c0) * plane;
+  Transpose(acc, width, out, plane, plane, width, StoreAs<T>());
+}
+
+// Both gradients of one batch item when one block holds every channel: the taps and the channels-last
+// grad_output of a chunk serve the scatter and the dot products, and the image's channels-last copy is the
+// task's own (it stays in cache).
+template <typename T, int D, int K>
+void GridBothTask(const GridJob& job, int64_t b) {
+  using A = AccT<T>;
+  const int64_t channels = job.channels, plane = job.plane, points = job.points;
+  thread_local PointTaps<A, D> taps;
+  thread_local std::vector<A> accumulated, gathered, channels_last;
+  accumulated.assign((plane + 1) * channels, A(0));
+  gathered.resize(GridJob::kGridChunk * channels);
+  channels_last.resize(plane * channels);
+  A* acc = accumulated.data();
+  A* g = gathered.data();
+  A* image = channels_last.data();
+  Transpose(static_cast<const T*>(job.input) + b * channels * plane, plane, image, channels, channels, plane,
+            LoadAs<A>());
+  const T* go = static_cast<const T*>(job.grad_output) + b * channels * points;
+  T* grad_grid = static_cast<T*>(job.grad_grid) + b * points * D;
+  for (int64_t p0 = 0; p0 < points; p0 += GridJob::kGridChunk) {
+    const int64_t count = std::min(GridJob::kGridChunk, points - p0);
+    ChunkTaps<T, D, K>(job, b, p0, count, &taps);
+    Transpose(go + p0, points, g, channels, channels, count, LoadAs<A>());
+    ScatterChunk<A, D, K>(taps, g, count, channels, acc);
+    GridGradChunk<T, D, K>(taps, g, image, count, channels, plane, grad_grid + p0 * D);
+  }
+  Transpose(acc, channels, static_cast<T*>(job.grad_input) + b * channels * plane, plane, plane, channels,
+            StoreAs<T>());
+}
+
+// grad_input of nearest for one (batch item, block of channels): one tap per point leaves nothing to vectorise
+// over channels, and the channels-last scratch would cost two transposes for one add per element; so each
+// channel's plane takes grad_output at its points' pixels directly, in point order (aten's order per element).
+template <typename T, int D>
+void NearestInputTask(const GridJob& job, int64_t task) {
+  using A = AccT<T>;
+  const auto [b, c0, c1] = job.BlockOf(task);
+  const int64_t width = c1 - c0, plane = job.plane, points = job.points;
+  thread_local PointTaps<A, D> taps;
+  thread_local std::vector<A> scratch;
+  // Long chunks: each channel then reads one long run of grad_output, which the prefetcher follows.
+  constexpr int64_t kChunk = 16384;
+  thread_local std::vector<int64_t> pixel_of, point_of;  // the chunk's points inside the image
+  pixel_of.resize(kChunk);
+  point_of.resize(kChunk);
+  T* out = static_cast<T*>(job.grad_input) + (b * job.channels + c0) * plane;
+  A* acc;  // float and double accumulate in the output itself
+  if constexpr (std::is_same_v<A, T>) {
+    acc = out;
+    std::fill(out, out + width * plane, A(0));
+  } else {
+    scratch.assign(width * plane, A(0));
+    acc = scratch.data();
+  }
+  int64_t* pixels = pixel_of.data();
+  int64_t* at = point_of.data();
+  const T* go = static_cast<const T*>(job.grad_output) + (b * job.channels + c0) * points;
+  const T* coords = static_cast<const T*>(job.grid) + b * points * D;
+  for (int64_t p0 = 0; p0 < points; p0 += kChunk) {
+    const int64_t count = std::min(kChunk, points - p0);
+    ComputePointTaps<T, D, 1>(coords + p0 * D, count, job.sizes, Interpolation::kNearest,
+                              static_cast<Padding>(job.padding), job.align_corners, &taps);
+    int64_t inside = 0;
+    for (int64_t p = 0; p < count; ++p) {
+      if (taps.flat[p] >= plane) continue;
+      pixels[inside] = taps.flat[p];
+      at[inside++] = p0 + p;
+    }
+    for (int64_t c = 0; c < width; ++c) {
+      A* channel = acc + c * plane;
+      const T* values = go + c * points;
+      for (int64_t k = 0; k < inside; ++k) channel[pixels[k]] += Load<A>(values[at[k]]);
+    }
+  }
+  if constexpr (!std::is_same_v<A, T>)
+    for (int64_t i = 0; i < width * plane; ++i) out[i] = Store<T>(acc[i]);
+}
+
+// grad_grid for one (batch item, chunk of points), from the shared channels-last input.
+template <typename T, int D, int K>
+void GridGridTask(const GridJob& job, int64_t task) {
+  using A = AccT<T>;
+  const int64_t chunks = (job.points + GridJob::kGridChunk - 1) / GridJob::kGridChunk;
+  const int64_t b = task / chunks, p0 = (task % chunks) * GridJob::kGridChunk;
+  const int64_t count = std::min(GridJob::kGridChunk, job.points - p0), channels = job.channels, plane = job.plane;
+  thread_local PointTaps<A, D> taps;
+  thread_local std::vector<A> gathered;
+  gathered.resize(count * channels);
+  A* g = gathered.data();
+  ChunkTaps<T, D, K>(job, b, p0, count, &taps);
+  Transpose(static_cast<const T*>(job.grad_output) + b * channels * job.points + p0, job.points, g, channels, channels,
+            count, LoadAs<A>());
+  GridGradChunk<T, D, K>(taps, g, static_cast<const A*>(job.input_channels_last) + b * plane * channels, count,
+                         channels, plane, static_cast<T*>(job.grad_grid) + (b * job.points + p0) * D);
+}
+
+// Every grid task for one point layout: D spatial axes, K taps per point.
+template <typename T, int D, int K>
+void GridTask(GridJob::Task kind, const GridJob& job, int64_t task) {
+  switch (kind) {
+    case GridJob::Task::kTranspose: return GridTranspose<T>(job, task);
+    case GridJob::Task::kInput:
+      if constexpr (K == 1) return NearestInputTask<T, D>(job, task);
+      else return GridInputTask<T, D, K>(job, task);
+    case GridJob::Task::kGrid: return GridGridTask<T, D, K>(job, task);
+    case GridJob::Task::kBoth: return GridBothTask<T, D, K>(job, task);
+  }
+}
+
+template <typename T>
+void Grid(GridJob::Task kind, const GridJob& job, int64_t task) {
+  if (job.spatial == 3) {
+    if (job.taps == 1) return GridTask<T, 3, 1>(kind, job, task);
+    return GridTask<T, 3, 8>(kind, job, task);
+  }
+  if (job.taps == 1) return GridTask<T, 2, 1>(kind, job, task);
+  if (job.taps == 4) return GridTask<T, 2, 4>(kind, job, task);
+  return GridTask<T, 2, 16>(kind, job, task);
+}
+
+}  // namespace
+
+const SimdKernels& Kernels() {
+  static const SimdKernels kernels{
+      SeparableRows<float>, SeparableRows<double>, SeparableRows<Float16>, SeparableRows<BFloat16>,
+      {Grid<float>, Grid<double>, Grid<Float16>, Grid<BFloat16>}};
+  return kernels;
+}
+
+}  // namespace RG_ISA_NAMESPACE
+}  // namespace rg
