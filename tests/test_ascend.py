@@ -650,11 +650,22 @@ def test_unknown_soc_lists_the_known_ones():
 
 # --------------------------------------------------------------------------- whole models and files
 
-@pytest.mark.parametrize("name", list(models.BUILDERS))
+# The example models the converter refuses as a whole: GridSample of a 5-D input is opset 20 and ATC reads 18
+REFUSED = {"registration_step": "the model's default opset 20 is above what ATC reads"}
+EXAMPLE_MODELS = [pytest.param(name, marks=pytest.mark.xfail(raises=ResampleGradError, strict=True, reason=REFUSED[name]))
+                  if name in REFUSED else name for name in models.BUILDERS]
+EXAMPLE_SOC = {"resize_bicubic_v2_grad": N950, "resize_linear_grad": N950}  # their GE ops are Ascend 950's only
+
+
+@pytest.mark.parametrize("name", EXAMPLE_MODELS)
 def test_example_models_round_trip_and_compile(name, tmp_path):
     model = models.BUILDERS[name]()
-    conversion = ascend.to_ascend(model, soc=A2, out_dir=tmp_path)
-    feeds = random_inputs(model, seed=6)
+    conversion = ascend.to_ascend(model, soc=EXAMPLE_SOC.get(name, A2), out_dir=tmp_path)
+    if not any(n.domain == ascend.GE_DOMAIN for n in conversion.model.graph.node):
+        # resize_training_step: a ResizeGrad of run-time scales has no GE op; it stays its function
+        assert all(r.action.endswith("kept as its standard-ONNX function") for r in conversion.nodes), conversion.nodes
+        return
+    feeds = models.example_inputs(name, seed=6, model=model)
     back = ascend.from_ascend(onnx.load(tmp_path / "model.ascend.onnx"))
     _bit_identical(model, back, feeds)
     _compiles(tmp_path / "plugins" / "resample_grad_onnx_plugin.cc", tmp_path / "graph" / "build_graph.cc")
@@ -662,10 +673,10 @@ def test_example_models_round_trip_and_compile(name, tmp_path):
     for ge_type in {n.op_type for n in conversion.model.graph.node if n.domain == ascend.GE_DOMAIN}:
         assert f'ge::AscendString("resample_grad.ge::1::{ge_type}")' in plugin
     atc = (tmp_path / "atc.sh").read_text()
-    assert "atc --model=model.ascend.onnx --framework=5" in atc and "--soc_version=Ascend910B1" in atc
+    assert "atc --model=model.ascend.onnx --framework=5" in atc and f"--soc_version={EXAMPLE_SOC.get(name, A2)}" in atc
 
 
-@pytest.mark.parametrize("name", list(models.BUILDERS))
+@pytest.mark.parametrize("name", EXAMPLE_MODELS)
 def test_fallback_all_is_standard_onnx_and_runs_without_the_library(name, tmp_path):
     model = models.BUILDERS[name]()
     conversion = ascend.to_ascend(model, soc=TRAINING, out_dir=tmp_path, fallback="all")
@@ -676,7 +687,7 @@ def test_fallback_all_is_standard_onnx_and_runs_without_the_library(name, tmp_pa
     assert max(o.version for o in lowered.opset_import) <= 18
     onnx.checker.check_model(lowered, full_check=True)
     assert not (tmp_path / "plugins").exists()  # nothing for ATC to load
-    feeds = random_inputs(model, seed=7)
+    feeds = models.example_inputs(name, seed=7, model=model)
     ours = onnxruntime.InferenceSession(lowered.SerializeToString()).run(None, feeds)
     reference = run_on(model, feeds, "reference")
     for got, want in zip(ours, reference.values()):

@@ -91,6 +91,8 @@ ROWS = [  # (id, arguments, text the error line must contain)
     ("bench-rows-unknown", ["bench", "--rows", "no such row", "--no-torch"],
      "--rows 'no such row' matches no benchmark row; expected text from a row name: GridSampler2DGrad bilinear/zeros"),
     ("bench-unknown-option", ["bench", "--fast"], "unrecognized arguments: --fast"),
+    ("bench-isa-unknown", ["bench", "--isa", "avx2,sse2"],
+     "--isa: expected instruction sets from baseline, avx2, avx512, got 'sse2' in 'avx2,sse2'"),
     # convert
     ("convert-family-soc", ["convert", "{models}/decoder_step.onnx", "--soc", "a2", "-o", "{out}/c"],
      "--soc 'a2' is a product family (Atlas A2), not an SoC; ATC's --soc_version needs a concrete SoC: one of Ascend910B1"),

@@ -1,17 +1,25 @@
 """Benchmark: native kernel vs onnxscript function (both in onnxruntime) vs PyTorch CPU.
 
-For each row the three are timed interleaved in one process at the same thread count
-(onnxruntime intra_op_num_threads, torch.set_num_threads); the table gives median
-milliseconds, the kernel/torch ratio and, for the separable ops, the bandwidth the
-kernel reaches (bytes of grad_output read + grad_input written) against a memcpy
-measured in the same run.
+For each row the paths are timed interleaved in one process at the same thread count
+(onnxruntime intra_op_num_threads, torch.set_num_threads): torch's backward of the same
+forward (torch.ops.aten.*_backward), the kernel, the function and, for the separable ops,
+a memcpy of the bytes the kernel moves (grad_output read + grad_input written), split over
+the same threads. The table gives median milliseconds, kernel/torch, function/torch and the
+kernel's bandwidth as a share of that memcpy. Sizes in row names are the forward's (input ->
+output); the backward reads a gradient of the output's size and writes one of the input's.
+--isa runs each instruction set of the kernels in a fresh process (RESAMPLE_GRAD_ISA is read
+when the library loads).
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import dataclasses
+import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from typing import Callable, Dict, List, Optional
@@ -19,85 +27,185 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 import onnx
 import onnxruntime
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from resample_grad import opset, runtime
+
+ISAS = ("baseline", "avx2", "avx512")
+ISA_VARIABLE = "RESAMPLE_GRAD_ISA"
 
 
 @dataclasses.dataclass
 class Row:
     name: str
     op_type: str
-    inputs: Dict[str, tuple]
+    inputs: Dict[str, tuple]  # float32 inputs by name: shapes
     outputs: List[str]
     attrs: dict
-    torch_call: Optional[Callable]  # (torch tensors by input name) -> None
+    torch_call: Optional[Callable]  # (torch tensors by input name) -> the backward's outputs, as the node's
     torch_note: str = ""
-    bandwidth: bool = False  # report GB/s (separable ops)
+    bandwidth: bool = False  # a separable op: report its bandwidth against memcpy
+    constants: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # initializers (sizes, scales)
+    node_inputs: Optional[List[str]] = None  # the node's inputs when not inputs then constants ("" = absent)
 
 
-def rows(quick: bool = False) -> List[Row]:
-    n = 2 if quick else 8
+def _x(*sizes) -> str:
+    return "x".join(str(s) for s in sizes)
+
+
+def rows(quick: bool = False, shrink: int = 1) -> List[Row]:
+    """The benchmark rows. quick: a quarter of the batch; shrink: spatial sizes and channels divided by it
+    (the tests run every row small against torch)."""
+    def b(n):  # batch
+        return max(n // 4, 1) if quick else n
+
+    def s(size):  # spatial size or channels
+        return max(size // shrink, 1)
+
     result = []
+    n, c = b(8), s(64)
     for interp in ("bilinear", "nearest", "bicubic"):
         for pad in ("zeros", "border", "reflection"):
             result.append(Row(
-                f"GridSampler2DGrad {interp}/{pad} {n}x64x64x64", "GridSampler2DGrad",
-                {"grad_output": (n, 64, 64, 64), "input": (n, 64, 64, 64), "grid": (n, 64, 64, 2)},
+                f"GridSampler2DGrad {interp}/{pad} {_x(n, c, s(64), s(64))}", "GridSampler2DGrad",
+                {"grad_output": (n, c, s(64), s(64)), "input": (n, c, s(64), s(64)), "grid": (n, s(64), s(64), 2)},
                 ["grad_input", "grad_grid"], dict(interpolation_mode=interp, padding_mode=pad, align_corners=0),
-                _torch_grid(("bilinear", "nearest", "bicubic").index(interp), ("zeros", "border", "reflection").index(pad))))
-    result.append(Row(f"UpsampleNearestExact1dGrad {2 * n}x64x2048->1024", "UpsampleNearestExact1dGrad",
-                      {"grad_output": (2 * n, 64, 2048)}, ["grad_input"], dict(input_size=[2 * n, 64, 1024]),
-                      _torch_nearest1d([2 * n, 64, 1024]), bandwidth=True))
-    for h_out in (128, 100):
-        result.append(Row(f"UpsampleNearestExact2dGrad {n}x64x{h_out}x{h_out}->64x64", "UpsampleNearestExact2dGrad",
-                          {"grad_output": (n, 64, h_out, h_out)}, ["grad_input"], dict(input_size=[n, 64, 64, 64]),
-                          _torch_nearest2d([n, 64, 64, 64]), bandwidth=True))
+                _torch_grid("grid_sampler_2d_backward", interp, pad)))
+    c3, d3 = s(16), s(32)
+    result.append(Row(
+        f"GridSampler3DGrad bilinear/zeros {_x(n, c3, d3, d3, d3)} (grid {_x(n, d3, d3, d3, 3)})", "GridSampler3DGrad",
+        {"grad": (n, c3, d3, d3, d3), "x": (n, c3, d3, d3, d3), "grid": (n, d3, d3, d3, 3)}, ["dx", "dgrid"],
+        dict(interpolation_mode="bilinear", padding_mode="zeros", align_corners=0),
+        _torch_grid("grid_sampler_3d_backward", "bilinear", "zeros")))
+
+    # nearest: torch's default mode, nearest-exact, TensorFlow's half-pixel nearest (the same function)
+    nb, cb, l1 = b(16), s(64), s(1024)
+    result.append(_upsample("UpsampleNearestExact1dGrad", (nb, cb, l1), (2 * l1,), "_upsample_nearest_exact1d_backward"))
+    for size in (128, 100):
+        result.append(_upsample("UpsampleNearestExact2dGrad", (n, c, s(64), s(64)), (s(size), s(size)),
+                                "_upsample_nearest_exact2d_backward"))
+    result.append(_upsample("UpsampleNearest2dGrad", (n, s(256), s(64), s(64)), (s(128), s(128)),
+                            "upsample_nearest2d_backward"))
+    volume = (b(2), s(32), s(32), s(32), s(32))
+    for op_type, aten in (("UpsampleNearest3dGrad", "upsample_nearest3d_backward"),
+                          ("UpsampleNearestExact3dGrad", "_upsample_nearest_exact3d_backward")):
+        result.append(_upsample(op_type, volume, (s(64),) * 3, aten, output="y"))
+    big = (n, c, s(128), s(128))
+    for out in (s(256), s(64)):
+        result.append(_resize_v2("ResizeNearestNeighborV2Grad", "half_pixel", big, (out, out),
+                                 "_upsample_nearest_exact2d_backward", dict(half_pixel_centers=1)))
+
+    # linear
+    result.append(_upsample("UpsampleBilinear2dGrad", (n, c, s(64), s(64)), (s(128), s(128)),
+                            "upsample_bilinear2d_backward", align_corners=0))
+    result.append(_upsample("UpsampleBilinear2dGrad", (nb, cb, l1), (2 * l1,), "upsample_linear1d_backward",
+                            align_corners=0, label="1-D"))
+    result.append(_upsample("UpsampleTrilinear3dBackward", volume, (s(64),) * 3, "upsample_trilinear3d_backward",
+                            align_corners=0))
     for mode, (corners, half) in {"align_corners": (1, 0), "half_pixel": (0, 1), "tf_legacy": (0, 0)}.items():
-        result.append(Row(f"ResizeBilinearV2Grad {mode} {n}x64x128x128->64x64", "ResizeBilinearV2Grad",
-                          {"grads": (n, 64, 128, 128), "original_image": (n, 64, 64, 64)}, ["y"],
-                          dict(align_corners=corners, half_pixel_centers=half), _torch_bilinear(bool(corners)),
-                          "torch has no legacy mode: its half-pixel backward, same work" if mode == "tf_legacy" else "",
-                          bandwidth=True))
+        row = _resize_v2("ResizeBilinearV2Grad", mode, (n, c, s(64), s(64)), (s(128), s(128)),
+                         "upsample_bilinear2d_backward", dict(align_corners=corners, half_pixel_centers=half),
+                         align_corners=bool(corners))
+        if mode == "tf_legacy":
+            row.torch_note = "torch has no legacy mode: its half-pixel backward, same work"
+        result.append(row)
+    # the 1-D rows' signal: the function path's dense out x in matrix stays small (16384 samples took 22 GB)
+    for out in (2 * l1, l1 // 2):
+        result.append(_resize_v2("ResizeLinearGrad", "half_pixel", (nb, cb, l1), (out,), "upsample_linear1d_backward",
+                                 dict(align_corners=0), align_corners=False))
+
+    # cubic and antialias
+    for out in (s(256), s(64)):
+        result.append(_upsample("UpsampleBicubic2dGrad", big, (out, out), "upsample_bicubic2d_backward", align_corners=0))
+    for out in (s(256), s(64)):
+        result.append(_resize_v2("ResizeBicubicV2Grad", "half_pixel", big, (out, out), "upsample_bicubic2d_backward",
+                                 dict(align_corners=0), align_corners=False))
+    result.append(_upsample("UpsampleBilinear2dAABackward", big, (s(64), s(64)), "_upsample_bilinear2d_aa_backward",
+                            align_corners=0))
+    result.append(_upsample("UpsampleBicubic2dAAGrad", big, (s(64), s(64)), "_upsample_bicubic2d_aa_backward",
+                            align_corners=0))
+
+    # ONNX Resize's gradient, a decoder's x2 upsampling, against torch's backward of the same F.interpolate
+    decoder = (n, c, s(64), s(64))
+    for label, attrs, aten in (
+            ("nearest", dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+             ("upsample_nearest2d_backward", None)),
+            ("linear", dict(mode="linear"), ("upsample_bilinear2d_backward", False)),
+            ("cubic", dict(mode="cubic", cubic_coeff_a=-0.75), ("upsample_bicubic2d_backward", False)),
+            ("antialias linear", dict(mode="linear", antialias=1, exclude_outside=1),
+             ("_upsample_bilinear2d_aa_backward", False))):
+        result.append(_resize_grad(label, attrs, decoder, (s(128), s(128)), *aten))
     return result
 
 
-def _torch_grid(interp, pad):
+# --------------------------------------------------------------------------- row builders
+
+def _upsample(op_type, shape, out, aten, output="grad_input", label="", **attrs) -> Row:
+    """An Upsample*Grad row: the forward resizes `shape` to `out`; aten(grad, out, in, [align_corners,] scales...)."""
+    grad = (*shape[:2], *out)
+    align = attrs.get("align_corners")
+    name = f"{op_type}{' ' + label if label else ''} {_x(*shape)}->{_x(*out)}"
+    return Row(name, op_type, {"grad_output": grad}, [output], dict(input_size=list(shape), output_size=list(out), **attrs),
+               _torch_upsample(aten, "grad_output", list(shape), None if align is None else bool(align)), bandwidth=True)
+
+
+def _resize_v2(op_type, mode, shape, out, aten, attrs, align_corners=None) -> Row:
+    """A TensorFlow-style Resize*V2Grad row: grads and original_image (or an int32 size) inputs."""
+    grad = (*shape[:2], *out)
+    name = f"{op_type} {mode} {_x(*shape)}->{_x(*out)}"
+    if op_type == "ResizeNearestNeighborV2Grad":
+        return Row(name, op_type, {"grads": grad}, ["y"], attrs, _torch_upsample(aten, "grads", list(shape), align_corners),
+                   bandwidth=True, constants={"size": np.array(shape[2:], np.int32)})
+    return Row(name, op_type, {"grads": grad, "original_image": shape}, ["y"], attrs,
+               _torch_upsample(aten, "grads", list(shape), align_corners), bandwidth=True)
+
+
+def _resize_grad(label, attrs, shape, out, aten, align_corners) -> Row:
+    """ResizeGrad of Resize(X, scales) with a constant scales input."""
+    scales = np.array([1, 1] + [o / i for o, i in zip(out, shape[2:])], np.float32)
+    return Row(f"ResizeGrad {label} {_x(*shape)}->{_x(*out)}", "ResizeGrad",
+               {"dY": (*shape[:2], *out), "X": shape}, ["dX"], attrs,
+               _torch_upsample(aten, "dY", list(shape), align_corners), bandwidth=True,
+               constants={"scales": scales}, node_inputs=["dY", "X", "", "scales"])
+
+
+def _torch_grid(aten, interp, pad):
+    interpolation, padding = ("bilinear", "nearest", "bicubic").index(interp), ("zeros", "border", "reflection").index(pad)
+
     def call(t):
         import torch
-        torch.ops.aten.grid_sampler_2d_backward(t["grad_output"], t["input"], t["grid"], interp, pad, False, [True, True])
+        grad, image, grid = t.values()
+        return getattr(torch.ops.aten, aten)(grad, image, grid, interpolation, padding, False, [True, True])
     return call
 
 
-def _torch_nearest1d(size):
+def _torch_upsample(aten, grad_name, input_size, align_corners):
+    """aten's backward with sizes only (the scales None): the size ratio, as the rows' ops use."""
     def call(t):
         import torch
-        torch.ops.aten._upsample_nearest_exact1d_backward(t["grad_output"], [t["grad_output"].shape[2]], size, None)
+        grad = t[grad_name]
+        out = list(grad.shape[2:])
+        corners = [] if align_corners is None else [align_corners]
+        return (getattr(torch.ops.aten, aten)(grad, out, input_size, *corners, *[None] * len(out)),)
     return call
 
 
-def _torch_nearest2d(size):
-    def call(t):
-        import torch
-        torch.ops.aten._upsample_nearest_exact2d_backward(t["grad_output"], list(t["grad_output"].shape[2:]), size, None, None)
-    return call
+# --------------------------------------------------------------------------- measuring
 
-
-def _torch_bilinear(align_corners):
-    def call(t):
-        import torch
-        torch.ops.aten.upsample_bilinear2d_backward(t["grads"], list(t["grads"].shape[2:]),
-                                                    list(t["original_image"].shape), align_corners, None, None)
-    return call
-
-
-def _model(row: Row) -> onnx.ModelProto:
+def model_of(row: Row) -> onnx.ModelProto:
     f = onnx.TensorProto.FLOAT
+    inputs = row.node_inputs or list(row.inputs) + list(row.constants)
     graph = helper.make_graph(
-        [opset.make_node(row.op_type, list(row.inputs), row.outputs, **row.attrs)], "bench",
+        [opset.make_node(row.op_type, inputs, row.outputs, **row.attrs)], "bench",
         [helper.make_tensor_value_info(k, f, list(v)) for k, v in row.inputs.items()],
-        [helper.make_tensor_value_info(o, f, None) for o in row.outputs])
+        [helper.make_tensor_value_info(o, f, None) for o in row.outputs],
+        initializer=[numpy_helper.from_array(v, k) for k, v in row.constants.items()])
     return opset.attach(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+
+
+def feeds_of(row: Row, rng: np.random.Generator) -> Dict[str, np.ndarray]:
+    return {k: (rng.uniform(-1.1, 1.1, v) if k == "grid" else rng.standard_normal(v)).astype(np.float32)
+            for k, v in row.inputs.items()}
 
 
 def _session(model, threads, kernel: bool):
@@ -105,6 +213,9 @@ def _session(model, threads, kernel: bool):
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
+    # idle onnxruntime threads spin-wait by default and take the cores from the path timed next (torch's
+    # 2-thread times doubled on a 2-core machine); without it every path gets the machine to itself
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if kernel:
         options.register_custom_ops_library(runtime.library_path())
     return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
@@ -116,12 +227,27 @@ def _timed(fn) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def memcpy_bandwidth(megabytes: int = 256, repeats: int = 5) -> float:
-    """GB/s of a large copy (bytes read + bytes written), single thread (numpy)."""
-    src = np.ones(megabytes * (1 << 20) // 4, np.float32)
-    dst = np.empty_like(src)
-    best = min(_timed(lambda: np.copyto(dst, src)) for _ in range(repeats))
-    return 2 * src.nbytes / (best * 1e-3) / 1e9
+class Memcpy:
+    """A copy of nbytes split over `threads` numpy copies (numpy releases the GIL while it copies): what a
+    kernel moving the same bytes at that thread count can at best reach."""
+
+    def __init__(self, nbytes: int, threads: int):
+        count = max(nbytes // 4, 1)
+        self.source = np.ones(count, np.float32)
+        self.target = np.zeros_like(self.source)  # written once here: no page faults in the timed copies
+        bounds = np.linspace(0, count, threads + 1).astype(int)
+        self.chunks = [(self.target[a:b], self.source[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        self.pool = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
+
+    def __call__(self) -> None:
+        if self.pool is None:
+            np.copyto(self.target, self.source)
+        else:
+            list(self.pool.map(lambda chunk: np.copyto(*chunk), self.chunks))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
 
 
 def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick: bool = False, with_function: bool = True,
@@ -134,13 +260,8 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
     for row in rows(quick):
         if only and only not in row.name:
             continue
-        feeds = {k: (rng.uniform(-1.1, 1.1, v) if k == "grid" else rng.standard_normal(v)).astype(np.float32)
-                 for k, v in row.inputs.items()}
-        model = _model(row)
-        # bytes of grad_output read and grad_input written (reported for the separable ops)
-        grad = row.inputs.get("grad_output", row.inputs.get("grads"))
-        written = row.attrs["input_size"] if "input_size" in row.attrs else row.inputs.get("original_image", row.inputs.get("input"))
-        moved = (int(np.prod(grad)) + int(np.prod(written))) * 4
+        feeds = feeds_of(row, rng)
+        model = model_of(row)
         for threads in threads_list:
             if progress:
                 progress(f"{row.name} @ {threads} thread(s)")
@@ -150,26 +271,110 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
             if torch is not None:
                 torch.set_num_threads(threads)
             # warm up each, then interleave
-            kernel.run(None, feeds)
+            outputs = kernel.run(None, feeds)
+            moved = (feeds[next(iter(row.inputs))].nbytes + outputs[0].nbytes) if row.bandwidth else 0
+            copy = Memcpy(moved // 2, threads) if moved else None  # reads and writes moved / 2: the same traffic
+            del outputs
+            paths = {"kernel": lambda: kernel.run(None, feeds)}
             if function is not None:
-                function.run(None, feeds)
+                paths["function"] = lambda: function.run(None, feeds)
             if torch is not None and row.torch_call:
-                row.torch_call(tensors)
-            times = {"kernel": [], "function": [], "torch": []}
+                paths["torch"] = lambda: row.torch_call(tensors)
+            if copy is not None:
+                paths["memcpy"] = copy
+            for fn in paths.values():
+                fn()
+            times = {k: [] for k in paths}
             for rep in range(repeats):
-                times["kernel"].append(_timed(lambda: kernel.run(None, feeds)))
-                if function is not None and rep < function_repeats:
-                    times["function"].append(_timed(lambda: function.run(None, feeds)))
-                if torch is not None and row.torch_call:
-                    times["torch"].append(_timed(lambda: row.torch_call(tensors)))
-            median = {k: statistics.median(v) if v else None for k, v in times.items()}
-            results.append(dict(name=row.name, threads=threads, kernel_ms=median["kernel"],
-                                function_ms=median["function"], torch_ms=median["torch"],
-                                ratio=(median["kernel"] / median["torch"]) if median["torch"] else None,
-                                gbps=(moved / (median["kernel"] * 1e-3) / 1e9) if row.bandwidth else None,
-                                note=row.torch_note))
+                for path, fn in paths.items():
+                    if path != "function" or rep < function_repeats:
+                        times[path].append(_timed(fn))
+            if copy is not None:
+                copy.close()
+            median = {k: statistics.median(v) for k, v in times.items()}
+            torch_ms = median.get("torch")
+            results.append(dict(
+                name=row.name, threads=threads, torch_ms=torch_ms, kernel_ms=median["kernel"],
+                function_ms=median.get("function"), note=row.torch_note,
+                gbps=moved / (median["kernel"] * 1e-3) / 1e9 if moved else None,
+                memcpy_gbps=moved / (median["memcpy"] * 1e-3) / 1e9 if moved else None))
     return results
 
+
+# --------------------------------------------------------------------------- the instruction set
+
+def library_isa() -> str:
+    """The instruction set the kernels use, as the library reports it (runtime.isa(), when the library
+    exposes one), else 'default'."""
+    report = getattr(runtime, "isa", None)
+    if callable(report):
+        return str(report())
+    return "default"
+
+
+def _isa_line(isa: str) -> str:
+    asked = os.environ.get(ISA_VARIABLE)
+    if asked and isa == "default":
+        return f"isa: default ({ISA_VARIABLE}={asked} is set; the library does not report what it chose)"
+    return f"isa: {isa}"
+
+
+# the child process of --isa: load the library (registering it in a session loads it) and print what it reports
+_PROBE = """
+from resample_grad import benchmark
+row = next(r for r in benchmark.rows(quick=True, shrink=64) if r.op_type == "UpsampleNearest2dGrad")
+benchmark._session(benchmark.model_of(row), 1, kernel=True)
+print(benchmark.library_isa())
+"""
+
+
+def probe_isa(isa: str) -> str:
+    """What the library reports when loaded with RESAMPLE_GRAD_ISA=isa in a fresh process; raises RuntimeError
+    with the process's last error line if it refuses."""
+    result = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, ISA_VARIABLE: isa})
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        raise RuntimeError(lines[-1] if lines else f"exit code {result.returncode}")
+    return result.stdout.strip().splitlines()[-1]
+
+
+def _child_options(args) -> dict:
+    return dict(threads_list=list(args.threads), repeats=args.repeats, quick=args.quick, only=args.rows,
+                with_function=not args.no_function, with_torch=not args.no_torch)
+
+
+# a --isa child process: run() with the options (JSON in argv[1]), the results and the library's ISA as JSON on stdout
+_CHILD = """
+import json, sys
+from resample_grad import benchmark
+from resample_grad.cli import progress
+results = benchmark.run(progress=progress, **json.loads(sys.argv[1]))
+print(json.dumps({"isa": benchmark.library_isa(), "results": results}))
+"""
+
+
+def run_isas(args, progress=None) -> tuple:
+    """(results with an "isa" key, {isa: what the library reported}): each ISA in a fresh process."""
+    results, reported = [], {}
+    for isa in args.isa:
+        if progress:
+            progress(f"instruction set {isa}: a fresh process")
+        child = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(_child_options(args))], stdout=subprocess.PIPE,
+                               stderr=None if sys.stderr.isatty() else subprocess.PIPE, text=True,
+                               env={**os.environ, ISA_VARIABLE: isa})  # progress lines reach a terminal
+        if child.returncode != 0:
+            lines = [line for line in (child.stderr or "").splitlines() if line.strip()]
+            raise RuntimeError(f"--isa {isa}: the benchmark process failed: {lines[-1] if lines else child.returncode}")
+        data = json.loads(child.stdout.strip().splitlines()[-1])
+        reported[isa] = data["isa"]
+        results += [dict(r, isa=isa) for r in data["results"]]
+    order = {name: i for i, name in enumerate(dict.fromkeys(r["name"] for r in results))}
+    results.sort(key=lambda r: (order[r["name"]], r["threads"], args.isa.index(r["isa"])))
+    return results, reported
+
+
+# --------------------------------------------------------------------------- the table
 
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
@@ -181,7 +386,6 @@ def machine() -> str:
                     break
     except OSError:
         pass
-    import os
     return (f"{cpu}, {os.cpu_count()} logical cores; onnxruntime {onnxruntime.__version__}"
             + (f", torch {__import__('torch').__version__}" if _has_torch() else ""))
 
@@ -194,21 +398,42 @@ def _has_torch() -> bool:
         return False
 
 
-def format_table(results: List[dict], memcpy: float) -> str:
+def _load() -> Optional[float]:
+    """The 1-minute load average (None where the system has none): other work on the machine distorts timings."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def format_table(results: List[dict], isa_lines: List[str], load=(None, None)) -> str:
     def ms(v):
         return "—" if v is None else f"{v:.2f}"
 
-    lines = [f"machine: {machine()}", f"memcpy: {memcpy:.1f} GB/s (read + write, one thread)", "",
-             "| row | threads | kernel ms | function ms | torch ms | kernel/torch | kernel GB/s (of memcpy) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    def ratio(a, b):
+        return "—" if a is None or not b else f"{a / b:.2f}"
+
+    with_isa = any("isa" in r for r in results)
+    machine_line = f"machine: {machine()}"
+    if None not in load:
+        machine_line += f"; load average {load[0]:.1f} at the start, {load[1]:.1f} at the end (1 minute)"
+    lines = [machine_line, *isa_lines,
+             "median ms of interleaved runs, onnxruntime without spin-waiting threads (session.intra_op.allow_spinning=0)",
+             "memcpy: the bytes the kernel moves (grad_output read + grad_input written), copied with numpy at the "
+             "row's thread count in the same interleaved run", "",
+             "| row | threads |" + (" isa |" if with_isa else "") + " torch ms | kernel ms | kernel/torch | function ms "
+             "| function/torch | kernel GB/s (of memcpy) |",
+             "|---|---:|" + ("---|" if with_isa else "") + "---:|---:|---:|---:|---:|---:|"]
     for r in results:
-        gb = "" if r["gbps"] is None else f"{r['gbps']:.1f} ({r['gbps'] / memcpy:.0%})"
-        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        gb = "" if r["gbps"] is None else f"{r['gbps']:.1f} ({r['gbps'] / r['memcpy_gbps']:.0%})"
         note = f" [{r['note']}]" if r["note"] else ""
-        lines.append(f"| {r['name']}{note} | {r['threads']} | {ms(r['kernel_ms'])} | {ms(r['function_ms'])} | "
-                     f"{ms(r['torch_ms'])} | {ratio} | {gb} |")
+        lines.append(f"| {r['name']}{note} | {r['threads']} |" + (f" {r['isa']} |" if with_isa else "")
+                     + f" {ms(r['torch_ms'])} | {ms(r['kernel_ms'])} | {ratio(r['kernel_ms'], r['torch_ms'])} |"
+                     f" {ms(r['function_ms'])} | {ratio(r['function_ms'], r['torch_ms'])} | {gb} |")
     return "\n".join(lines)
 
+
+# --------------------------------------------------------------------------- the command line
 
 def add_arguments(parser: argparse.ArgumentParser, int_in) -> None:
     """The options of `resample-grad bench`; int_in(low, high) parses a bounded integer."""
@@ -216,11 +441,15 @@ def add_arguments(parser: argparse.ArgumentParser, int_in) -> None:
                         help="comma-separated thread counts, each 1 or more (default: 1,2)")
     parser.add_argument("--repeats", type=int_in(1, 1000), default=7, metavar="N",
                         help="timed runs per path and row, the median reported (default: 7)")
-    parser.add_argument("--quick", action="store_true", help="batch 2 instead of 8 (a fast look, not the reported table)")
+    parser.add_argument("--quick", action="store_true", help="a quarter of the batch (a fast look, not the reported table)")
     parser.add_argument("--no-function", action="store_true", help="skip the onnxscript-function column (it is slow)")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch column (for a machine without torch)")
     parser.add_argument("--rows", default="", metavar="TEXT",
                         help="only the rows whose name contains TEXT, e.g. 'bicubic' (default: every row)")
+    parser.add_argument("--isa", type=_isa_list, default=None, metavar="ISA[,ISA...]",
+                        help=f"time the kernels with each instruction set ({', '.join(ISAS)}), each in a fresh "
+                             f"process with {ISA_VARIABLE} set, since the library reads it when it loads (default: "
+                             "this process, the library's own choice)")
 
 
 def _thread_list(int_in):
@@ -234,12 +463,34 @@ def _thread_list(int_in):
     return parse
 
 
+def _isa_list(text: str) -> List[str]:
+    names = [part.strip().lower() for part in text.split(",")]
+    for name in names:
+        if name not in ISAS:
+            raise argparse.ArgumentTypeError(f"expected instruction sets from {', '.join(ISAS)}, got {name!r}"
+                                             + (f" in {text!r}" if "," in text else ""))
+    return list(dict.fromkeys(names))
+
+
 def execute(args, progress=None) -> int:
     """Measures and prints the table for parsed add_arguments() options."""
-    memcpy = memcpy_bandwidth()
-    results = run(args.threads, args.repeats, quick=args.quick, with_function=not args.no_function,
-                  with_torch=not args.no_torch, progress=progress, only=args.rows)
-    print(format_table(results, memcpy))
+    start = _load()
+    if args.isa:
+        reported = {}
+        for isa in args.isa:  # every instruction set checked before anything is measured
+            try:
+                reported[isa] = probe_isa(isa)
+            except RuntimeError as error:
+                from resample_grad.cli import CliError
+                raise CliError(f"bench: --isa {isa}: loading the library with {ISA_VARIABLE}={isa} failed: {error}") from None
+        results, reported = run_isas(args, progress)
+        isa_lines = ["isa: " + "; ".join(f"{isa} (the library reports {reported[isa]})" for isa in args.isa)
+                     + ("" if any(v != "default" for v in reported.values())
+                        else f"; the library does not report an instruction set, so {ISA_VARIABLE} may have had no effect")]
+        print(format_table(results, isa_lines, (start, _load())))
+        return 0
+    results = run(progress=progress, **_child_options(args))
+    print(format_table(results, [_isa_line(library_isa())], (start, _load())))
     return 0
 
 
