@@ -155,17 +155,22 @@ struct GridSamplerGrad {
       job.block = std::max<int64_t>(1, std::min(job.block, job.channels));
       const SimdKernels& simd = Simd();
       constexpr int dtype = DtypeIndex<T>();
-      auto run = [&](GridJob::Task kind, int64_t tasks) {
-        ParallelFor(api, context, static_cast<size_t>(tasks),
+      // work of a task, in elements read or written per tap: a point's taps for each channel of its task
+      const double point_work = static_cast<double>(job.taps) + 2;
+      auto run = [&](GridJob::Task kind, int64_t tasks, double work_per_task) {
+        ParallelFor(api, context, static_cast<size_t>(tasks), work_per_task,
                     [&](size_t task) { simd.grid[dtype](kind, job, static_cast<int64_t>(task)); });
       };
-      if (grad_input && grad_grid && job.block == job.channels) return run(GridJob::Task::kBoth, job.batch);
-      if (grad_input) run(GridJob::Task::kInput, job.InputTasks());
+      const double points = static_cast<double>(job.points);
+      if (grad_input && grad_grid && job.block == job.channels)
+        return run(GridJob::Task::kBoth, job.batch, 2 * points * job.channels * point_work);
+      if (grad_input) run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);
       if (grad_grid) {
         std::vector<AccT<T>> channels_last(job.batch * job.plane * job.channels);
         job.input_channels_last = channels_last.data();
-        run(GridJob::Task::kTranspose, job.InputTasks());
-        run(GridJob::Task::kGrid, job.GridTasks());
+        run(GridJob::Task::kTranspose, job.InputTasks(), 2.0 * job.plane * job.block);
+        run(GridJob::Task::kGrid, job.GridTasks(),
+            static_cast<double>(std::min(points, double(GridJob::kGridChunk))) * job.channels * point_work);
       }
     });
   }

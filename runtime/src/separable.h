@@ -157,7 +157,10 @@ void SeparableBackward(const OrtApi* api, OrtKernelContext* context, const T* gr
     else if constexpr (std::is_same_v<T, Float16>) Simd().separable_f16(job, first, end);
     else Simd().separable_bf16(job, first, end);
   };
-  ParallelFor(api, context, static_cast<size_t>((total_rows + rows_per_task - 1) / rows_per_task), task);
+  int64_t out_count = 1, in_count = 1;
+  for (int a = 0; a < rank; ++a) out_count *= out_dims[a], in_count *= in_dims[a];
+  const double work_per_task = static_cast<double>(out_count + in_count) / total_rows * rows_per_task;
+  ParallelFor(api, context, static_cast<size_t>((total_rows + rows_per_task - 1) / rows_per_task), work_per_task, task);
 }
 
 }  // namespace rg

@@ -304,19 +304,8 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
 # --------------------------------------------------------------------------- the instruction set
 
 def library_isa() -> str:
-    """The instruction set the kernels use, as the library reports it (runtime.isa(), when the library
-    exposes one), else 'default'."""
-    report = getattr(runtime, "isa", None)
-    if callable(report):
-        return str(report())
-    return "default"
-
-
-def _isa_line(isa: str) -> str:
-    asked = os.environ.get(ISA_VARIABLE)
-    if asked and isa == "default":
-        return f"isa: default ({ISA_VARIABLE}={asked} is set; the library does not report what it chose)"
-    return f"isa: {isa}"
+    """The instruction set the kernels run with, as the library reports it (RESAMPLE_GRAD_ISA or cpuid)."""
+    return runtime.isa()
 
 
 # the child process of --isa: load the library (registering it in a session loads it) and print what it reports
@@ -490,7 +479,7 @@ def execute(args, progress=None) -> int:
         print(format_table(results, isa_lines, (start, _load())))
         return 0
     results = run(progress=progress, **_child_options(args))
-    print(format_table(results, [_isa_line(library_isa())], (start, _load())))
+    print(format_table(results, [f"isa: {library_isa()}"], (start, _load())))
     return 0
 
 
