@@ -25,15 +25,17 @@ THREAD_RUNS = ((1, 0), (2, 0), (4, 0), (4, 1))
 def _large_cases():
     cases = []
     for interp in ("bilinear", "nearest", "bicubic"):
-        for n, c in ((1, 40), (9, 5)):  # blocks of 16 channels; one fused task per batch item
+        # blocks of 16 channels and grid chunks of one image; one fused task per batch item. Every layout here
+        # is large enough to split into several tasks of kernel_common.h's minimum work (32K elements).
+        for n, c in ((1, 40), (9, 5)):
             cases.append(Case("GridSampler2DGrad", f"large-{interp}-n{n}c{c}",
-                              {"grad_output": (n, c, 9, 11), "input": (n, c, 12, 14), "grid": (n, 9, 11, 2)},
+                              {"grad_output": (n, c, 48, 40), "input": (n, c, 30, 34), "grid": (n, 48, 40, 2)},
                               dict(interpolation_mode=interp, padding_mode="reflection", align_corners=0),
                               ("grad_input", "grad_grid"), grid_sampler_oracle(interp, "reflection", 0, (True, True)),
                               ("float32", "float64", "float16"), uniform_grid(1.3)))
     for interp in ("bilinear", "nearest"):
         cases.append(Case("GridSampler3DGrad", f"large-{interp}",
-                          {"grad": (1, 36, 4, 5, 6), "x": (1, 36, 5, 6, 7), "grid": (1, 4, 5, 6, 3)},
+                          {"grad": (1, 36, 8, 10, 12), "x": (1, 36, 5, 6, 7), "grid": (1, 8, 10, 12, 3)},
                           dict(interpolation_mode=interp, padding_mode="zeros", align_corners=1), ("dx", "dgrid"),
                           grid_sampler_3d_oracle(interp, "zeros", 1, (True, True)), ("float32", "float64"),
                           uniform_grid(1.2)))
@@ -41,8 +43,8 @@ def _large_cases():
                                         ("UpsampleBicubic2dGrad", "upsample_bicubic2d_backward", 1),
                                         ("UpsampleNearest2dGrad", "upsample_nearest2d_backward", None),
                                         ("UpsampleBilinear2dAABackward", "_upsample_bilinear2d_aa_backward", 0)):
-        input_size, output_size = (2, 8, 37, 50), (61, 23)
-        cases.append(Case(op_type, "large", {"grad_output": (2, 8, *output_size)},
+        input_size, output_size = (2, 16, 37, 50), (91, 69)
+        cases.append(Case(op_type, "large", {"grad_output": (2, 16, *output_size)},
                           upsample_attrs(op_type, input_size, output_size, (0.0, 0.0), corners or 0),
                           ("grad_input",), upsample_oracle(aten_name, input_size, corners, (0.0, 0.0)),
                           ("float32", "float64")))
@@ -62,10 +64,10 @@ def _large_cases():
                           ("grad_input",), upsample_oracle(aten_name, input_size, corners, (0.0, 0.0)),
                           ("float32", "float64", "bfloat16")))
     cases.append(Case("ResizeGrad", "large-trilinear",
-                      {"dY": (1, 6, 9, 20, 31), "X": (1, 6, 5, 13, 17), "roi": (0,), "scales": (0,), "sizes": (5,)},
+                      {"dY": (1, 8, 18, 40, 31), "X": (1, 8, 5, 13, 17), "roi": (0,), "scales": (0,), "sizes": (5,)},
                       dict(mode="linear", coordinate_transformation_mode="half_pixel"), ("dX",),
-                      interpolate_oracle((9, 20, 31), mode="trilinear"), ("float32",),
-                      ints={"sizes": [1, 6, 9, 20, 31]}, empty=("roi", "scales")))
+                      interpolate_oracle((18, 40, 31), mode="trilinear"), ("float32",),
+                      ints={"sizes": [1, 8, 18, 40, 31]}, empty=("roi", "scales")))
     return cases
 
 

@@ -162,7 +162,9 @@ struct GridSamplerGrad {
                     [&](size_t task) { simd.grid[dtype](kind, job, static_cast<int64_t>(task)); });
       };
       const double points = static_cast<double>(job.points);
-      if (grad_input && grad_grid && job.block == job.channels)
+      // Both gradients in one pass per batch item when there are items to share out; one image (N=1) would
+      // leave every thread but one idle, so there the grid gradient runs apart, split over point chunks.
+      if (grad_input && grad_grid && job.block == job.channels && job.batch > 1)
         return run(GridJob::Task::kBoth, job.batch, 2 * points * job.channels * point_work);
       if (grad_input) run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);
       if (grad_grid) {
