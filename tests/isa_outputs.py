@@ -27,7 +27,7 @@ def _large_cases():
     for interp in ("bilinear", "nearest", "bicubic"):
         # blocks of 16 channels and grid chunks of one image; one fused task per batch item. Every layout here
         # is large enough to split into several tasks of kernel_common.h's minimum work (32K elements).
-        for n, c in ((1, 40), (9, 5)):
+        for n, c in ((1, 40), (1, 8), (9, 5)):  # (1, 8): one block, the grid gradient apart over point chunks
             cases.append(Case("GridSampler2DGrad", f"large-{interp}-n{n}c{c}",
                               {"grad_output": (n, c, 48, 40), "input": (n, c, 30, 34), "grid": (n, 48, 40, 2)},
                               dict(interpolation_mode=interp, padding_mode="reflection", align_corners=0),

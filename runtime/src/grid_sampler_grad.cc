@@ -162,9 +162,12 @@ struct GridSamplerGrad {
                     [&](size_t task) { simd.grid[dtype](kind, job, static_cast<int64_t>(task)); });
       };
       const double points = static_cast<double>(job.points);
-      // Both gradients in one pass per batch item when there are items to share out; one image (N=1) would
-      // leave every thread but one idle, so there the grid gradient runs apart, split over point chunks.
-      if (grad_input && grad_grid && job.block == job.channels && job.batch > 1)
+      // Both gradients in one pass per batch item, unless that is one task: one image (N=1) whose grid gradient
+      // is large enough to split runs it apart, over point chunks, so that other threads share it (the separate
+      // pass and its channels-last copy cost ~20% at 1 thread: benchmarks/cutover.py, 16x64x64).
+      const bool split_one_image = job.batch == 1 && job.GridTasks() > 1 &&
+                                   points * job.channels * point_work >= 2 * kMinTaskWork;
+      if (grad_input && grad_grid && job.block == job.channels && !split_one_image)
         return run(GridJob::Task::kBoth, job.batch, 2 * points * job.channels * point_work);
       if (grad_input) run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);
       if (grad_grid) {
