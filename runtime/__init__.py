@@ -7,6 +7,13 @@ A kernel registered for a custom domain takes precedence over a model-local
 function of the same name, so a model made by resample_grad.opset.attach()
 runs on these kernels when the library is registered and on its function
 bodies when it is not.
+
+training_library_path() is a second library, for onnxruntime-training's CPU
+training sessions only: com.microsoft::ResizeGrad (see resample_grad.training).
+
+onnxruntime itself is the `runtime` extra (pip install "resample-grad[runtime]"),
+so that the package installs beside onnxruntime-training, whose Python module is
+also `onnxruntime`; require_onnxruntime() says so when neither is installed.
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ import pathlib
 import sys
 
 _LIBRARY_NAME = "libresample_grad_ops" + {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
+_TRAINING_LIBRARY_NAME = "libresample_grad_training_ops" + {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
 
 
 def library_path() -> str:
@@ -30,6 +38,40 @@ def library_path() -> str:
             f"resample_grad: the native library {path} is missing; reinstall the package with "
             "`pip install .` so that its C++ kernels are built")
     return str(path)
+
+
+def training_library_path() -> str:
+    """Absolute path of the library of com.microsoft::ResizeGrad, for onnxruntime-training's CPU training sessions
+    (resample_grad.training.session_options() registers it; RESAMPLE_GRAD_TRAINING_LIBRARY overrides it).
+
+    Register it only for training sessions: a library with a custom com.microsoft domain makes onnxruntime fail on
+    models that do not import com.microsoft once its optimizer inserts a contrib op (FusedConv, ...)."""
+    override = os.environ.get("RESAMPLE_GRAD_TRAINING_LIBRARY")
+    if override:
+        return override
+    path = pathlib.Path(str(importlib.resources.files(__name__) / _TRAINING_LIBRARY_NAME))
+    if not path.exists():
+        raise FileNotFoundError(
+            f"resample_grad: the native library {path} is missing; reinstall the package with "
+            "`pip install .` so that its C++ kernels are built")
+    return str(path)
+
+
+class OnnxruntimeMissing(ImportError):
+    """Neither onnxruntime nor onnxruntime-training is installed."""
+
+
+def require_onnxruntime():
+    """The onnxruntime module (of onnxruntime or onnxruntime-training), or an ImportError saying how to get one."""
+    try:
+        import onnxruntime
+    except ImportError as error:
+        raise OnnxruntimeMissing(
+            "resample_grad: onnxruntime is not installed (neither onnxruntime nor onnxruntime-training is importable); "
+            'install it with `pip install "resample-grad[runtime]"` (or `pip install onnxruntime`), or install '
+            "onnxruntime-training-cpu for on-device training (README: On-device training with onnxruntime-training)"
+        ) from error
+    return onnxruntime
 
 
 def isa() -> str:
@@ -47,7 +89,7 @@ def isa() -> str:
 
 def session_options(threads: int = 0, options=None):
     """SessionOptions with the library registered (and intra_op_num_threads when threads > 0)."""
-    import onnxruntime
+    onnxruntime = require_onnxruntime()
 
     options = options or onnxruntime.SessionOptions()
     if threads:
@@ -61,7 +103,7 @@ def session(model, threads: int = 0, sess_options=None, **kwargs):
 
     model: a ModelProto, serialized bytes or a path. kwargs go to InferenceSession.
     """
-    import onnxruntime
+    onnxruntime = require_onnxruntime()
 
     if hasattr(model, "SerializeToString"):
         model = model.SerializeToString()
@@ -81,8 +123,9 @@ def run(session, feeds: dict, output_names=None) -> list:
 
     import ml_dtypes
     import numpy as np
-    import onnxruntime
     from onnx import TensorProto
+
+    onnxruntime = require_onnxruntime()
 
     names = output_names or [o.name for o in session.get_outputs()]
     binding = session.io_binding()

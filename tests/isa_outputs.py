@@ -46,6 +46,21 @@ def _large_cases():
                           upsample_attrs(op_type, input_size, output_size, (0.0, 0.0), corners or 0),
                           ("grad_input",), upsample_oracle(aten_name, input_size, corners, (0.0, 0.0)),
                           ("float32", "float64")))
+    # integer factors on a wide last axis: the strided run of the column gather (step 1 to 4) and its ends
+    for op_type, aten_name, corners, (w_in, w_out) in (
+            ("UpsampleNearest2dGrad", "upsample_nearest2d_backward", None, (40, 80)),
+            ("UpsampleNearest2dGrad", "upsample_nearest2d_backward", None, (40, 120)),
+            ("UpsampleNearest2dGrad", "upsample_nearest2d_backward", None, (40, 160)),
+            ("UpsampleBilinear2dGrad", "upsample_bilinear2d_backward", 0, (40, 80)),
+            ("UpsampleBilinear2dGrad", "upsample_bilinear2d_backward", 0, (40, 120)),
+            ("UpsampleBilinear2dGrad", "upsample_bilinear2d_backward", 1, (40, 40)),
+            ("UpsampleBicubic2dGrad", "upsample_bicubic2d_backward", 0, (33, 132)),
+            ("UpsampleBilinear2dAABackward", "_upsample_bilinear2d_aa_backward", 0, (37, 74))):
+        input_size, output_size = (2, 3, 6, w_in), (12, w_out)
+        cases.append(Case(op_type, f"strided-{w_in}-{w_out}-ac{corners}", {"grad_output": (2, 3, *output_size)},
+                          upsample_attrs(op_type, input_size, output_size, (0.0, 0.0), corners or 0),
+                          ("grad_input",), upsample_oracle(aten_name, input_size, corners, (0.0, 0.0)),
+                          ("float32", "float64", "bfloat16")))
     cases.append(Case("ResizeGrad", "large-trilinear",
                       {"dY": (1, 6, 9, 20, 31), "X": (1, 6, 5, 13, 17), "roi": (0,), "scales": (0,), "sizes": (5,)},
                       dict(mode="linear", coordinate_transformation_mode="half_pixel"), ("dX",),

@@ -14,6 +14,8 @@ library=$(find "$build" -name 'libresample_grad_ops.so' | head -n 1)
 # libstdc++ too: ASan intercepts __cxa_throw and needs it loaded before the extensions that throw
 asan_runtime="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)"
 export RESAMPLE_GRAD_LIBRARY="$PWD/$library"
+training_library=$(find "$build" -name 'libresample_grad_training_ops.so' | head -n 1)  # com.microsoft::ResizeGrad
+export RESAMPLE_GRAD_TRAINING_LIBRARY="$PWD/$training_library"
 export LD_PRELOAD="$asan_runtime"
 # Python itself is not instrumented: leak checks would report the interpreter's own allocations.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1

@@ -224,6 +224,10 @@ const char* TypeName(ONNXTensorElementDataType type) {
 
 // ----------------------------------------------------------------------------- registration table
 
+// RG_HELPERS_ONLY: the helpers above without this library's registration (libresample_grad_training_ops,
+// register_training.cc, registers its own domain).
+#ifndef RG_HELPERS_ONLY
+
 namespace {
 
 // The registration table. Descriptors live as long as the process: onnxruntime keeps pointers to them.
@@ -261,3 +265,4 @@ extern "C" OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApi
   }
   return ort::Get<ort::AddCustomOpDomainFn>(api, ort::kAddCustomOpDomain)(options, domain);
 }
+#endif  // RG_HELPERS_ONLY

@@ -43,6 +43,29 @@ bool GatherTable(const AxisTaps<A>& taps, std::vector<int32_t>* source, std::vec
   return true;
 }
 
+// The regular run of a gather table (SeparableJob::strided_*): around the middle input, the inputs reading
+// `width` outputs at step * x + offset[k], step 1 to 4, extended both ways while that holds; false when there is
+// no run worth a loop (16 inputs).
+inline bool StridedRun(const std::vector<int32_t>& source, const std::vector<int32_t>& count, int width, int64_t w_in,
+                       std::vector<int32_t>* offset, int* step, int64_t* lo, int64_t* hi) {
+  const int64_t middle = w_in / 2;
+  if (w_in < 32 || count[middle] != width || count[middle + 1] != width) return false;
+  *step = source[middle + 1] - source[middle];
+  if (*step < 1 || *step > 4) return false;
+  offset->resize(width);
+  for (int k = 0; k < width; ++k) (*offset)[k] = source[k * w_in + middle] - *step * static_cast<int32_t>(middle);
+  auto regular = [&](int64_t x) {
+    if (count[x] != width) return false;
+    for (int k = 0; k < width; ++k)
+      if (source[k * w_in + x] != *step * static_cast<int32_t>(x) + (*offset)[k]) return false;
+    return true;
+  };
+  *lo = middle, *hi = middle;
+  while (*lo > 0 && regular(*lo - 1)) --*lo;
+  while (*hi < w_in && regular(*hi)) ++*hi;
+  return *hi - *lo >= 16;
+}
+
 // For each inner row index (the axes from `first` to the one before the last), the grad_output rows it reads
 // (offsets within the inner block) and their weights: the product of the axes' inverted taps, the later axis
 // inner. Returns the number of inner rows.
@@ -119,6 +142,12 @@ void SeparableBackward(const OrtApi* api, OrtKernelContext* context, const T* gr
     job.gather_weight = weight.data();
     job.gather_count = count.data();
   }
+  std::vector<int32_t> strided_offset;
+  if (job.gather_width > 0 && StridedRun(source, count, job.gather_width, in_dims[last], &strided_offset,
+                                         &job.strided_step, &job.strided_lo, &job.strided_hi))
+    job.strided_offset = strided_offset.data();
+  else
+    job.strided_step = 0;
   const int64_t rows_per_task = std::max<int64_t>(1, total_rows / 256);  // about 256 tasks: little overhead each
   auto task = [&](size_t task_index) {
     const int64_t first = static_cast<int64_t>(task_index) * rows_per_task;

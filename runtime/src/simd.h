@@ -52,6 +52,12 @@ struct SeparableJob {
   const int32_t* gather_source = nullptr;
   const A* gather_weight = nullptr;
   const int32_t* gather_count = nullptr;
+  // Where the table is regular, inputs [strided_lo, strided_hi) read gather_width outputs each at
+  // strided_step * x + strided_offset[k] (an integer factor: nearest 2x, bilinear's interior): plain
+  // strided loads the compiler vectorises, instead of gathers. strided_step 0: no such run.
+  int strided_step = 0;
+  int64_t strided_lo = 0, strided_hi = 0;
+  const int32_t* strided_offset = nullptr;
 };
 
 // One grid sampler backward (grid_sampler_grad.cc), split into tasks.

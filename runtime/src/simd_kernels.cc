@@ -45,28 +45,50 @@ void AddRow(A* __restrict sums, const T* __restrict line, A w, int64_t count, bo
   }
 }
 
-// out[x] = sum over k < count[x] of weight[k][x] * row[source[k][x]], k ascending (the outputs reading x, ascending).
-template <typename T, typename A>
-void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
-  if (job.gather_width == 0) {  // no compact table: the CSR form
-    const int64_t* start = job.columns->inverse_start.data();
-    const int64_t* from = job.columns->source.data();
-    const A* w = job.columns->inverse_weight.data();
-    for (int64_t x = 0; x < w_in; ++x) {
-      A total = 0;
-      for (int64_t j = start[x]; j < start[x + 1]; ++j) total += w[j] * row[from[j]];
-      out[x] = Store<T>(total);
+// GatherColumns over the regular run [strided_lo, strided_hi): the same sums, k ascending from 0 (the first term
+// added to +0 as there: a -0 product gives +0), accumulated per k in the output (float, double) or a block
+// of 256 (half types): stride-Step loops the compiler vectorises with permutes, not gathers.
+template <int Step, typename T, typename A>
+void StridedColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
+  const A* weight = job.gather_weight;
+  const int32_t* offset = job.strided_offset;
+  auto accumulate = [&](A* __restrict total, int64_t x0, int64_t n) {
+    for (int k = 0; k < job.gather_width; ++k) {
+      const A* w = weight + k * w_in + x0;
+      const A* from = row + Step * x0 + offset[k];
+      if (k == 0) {
+        for (int64_t i = 0; i < n; ++i) total[i] = A(0) + w[i] * from[Step * i];
+      } else {
+        for (int64_t i = 0; i < n; ++i) total[i] += w[i] * from[Step * i];
+      }
     }
-    return;
+  };
+  if constexpr (std::is_same_v<T, A>) {
+    accumulate(out + job.strided_lo, job.strided_lo, job.strided_hi - job.strided_lo);
+  } else {
+    constexpr int64_t kBlock = 256;
+    for (int64_t x0 = job.strided_lo; x0 < job.strided_hi; x0 += kBlock) {
+      const int64_t n = std::min(kBlock, job.strided_hi - x0);
+      A total[kBlock];
+      accumulate(total, x0, n);
+      for (int64_t i = 0; i < n; ++i) out[x0 + i] = Store<T>(total[i]);
+    }
   }
+}
+
+// out[x] = sum over k < count[x] of weight[k][x] * row[source[k][x]] for x in [x_begin, x_end), k ascending (the
+// outputs reading x, ascending), through the fixed-width table: masked vector gathers where the set has them.
+template <typename T, typename A>
+void GatherRange(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in, int64_t x_begin,
+                 int64_t x_end) {
   [[maybe_unused]] const int width = job.gather_width;
   const int32_t* source = job.gather_source;
   const A* weight = job.gather_weight;
   const int32_t* count = job.gather_count;
-  int64_t x = 0;
+  int64_t x = x_begin;
 #if RG_ISA_LEVEL == 2
   if constexpr (std::is_same_v<A, float>) {
-    for (; x + 16 <= w_in; x += 16) {
+    for (; x + 16 <= x_end; x += 16) {
       const __m512i counts = _mm512_loadu_si512(count + x);
       __m512 total = _mm512_setzero_ps();
       for (int k = 0; k < width; ++k) {
@@ -86,7 +108,7 @@ void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __res
   }
 #elif RG_ISA_LEVEL == 1
   if constexpr (std::is_same_v<A, float>) {
-    for (; x + 8 <= w_in; x += 8) {
+    for (; x + 8 <= x_end; x += 8) {
       const __m256i counts = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(count + x));
       __m256 total = _mm256_setzero_ps();
       for (int k = 0; k < width; ++k) {
@@ -105,11 +127,46 @@ void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __res
     }
   }
 #endif
-  for (; x < w_in; ++x) {
+  for (; x < x_end; ++x) {
     A total = 0;
     for (int k = 0; k < count[x]; ++k) total += weight[k * w_in + x] * row[source[k * w_in + x]];
     out[x] = Store<T>(total);
   }
+}
+
+// One grad_input row's last axis: out[x] = sum over the outputs reading x (ascending) of weight * row[output].
+template <typename T, typename A>
+void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
+  if (job.gather_width == 0) {  // no compact table: the CSR form
+    const int64_t* start = job.columns->inverse_start.data();
+    const int64_t* from = job.columns->source.data();
+    const A* w = job.columns->inverse_weight.data();
+    for (int64_t x = 0; x < w_in; ++x) {
+      A total = 0;
+      for (int64_t j = start[x]; j < start[x + 1]; ++j) total += w[j] * row[from[j]];
+      out[x] = Store<T>(total);
+    }
+    return;
+  }
+  if (job.strided_step == 0) return GatherRange(job, row, out, w_in, 0, w_in);
+  switch (job.strided_step) {  // the regular run as strided loads, its ends through the table
+    case 1: StridedColumns<1>(job, row, out, w_in); break;
+    case 2: StridedColumns<2>(job, row, out, w_in); break;
+    case 3: StridedColumns<3>(job, row, out, w_in); break;
+    default: StridedColumns<4>(job, row, out, w_in); break;
+  }
+  GatherRange(job, row, out, w_in, 0, job.strided_lo);
+  GatherRange(job, row, out, w_in, job.strided_hi, w_in);
+}
+
+// Asks for `bytes` from `p` ahead of use: the rows a grad_input row reads are short runs the hardware prefetcher
+// does not follow far enough to keep a core busy.
+inline void Prefetch(const void* p, int64_t bytes) {
+#if defined(__GNUC__)
+  for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(static_cast<const char*>(p) + at);
+#else
+  (void)p, (void)bytes;
+#endif
 }
 
 template <typename T>
@@ -119,6 +176,7 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
   const int64_t w_out = job.out_dims[last], w_in = job.in_dims[last];
   const T* grad_output = static_cast<const T*>(job.grad_output);
   T* grad_input = static_cast<T*>(job.grad_input);
+  constexpr int64_t kPrefetchRows = 2;
   thread_local std::vector<A> row_buffer;
   row_buffer.resize(w_out);
   A* sums = row_buffer.data();  // plain pointer: a thread_local costs a TLS lookup per access
@@ -127,6 +185,12 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
     const int64_t j0 = job.read_start[inner], j1 = job.read_start[inner + 1];
     const T* base = grad_output + outer * job.outer_stride * w_out;
     T* out = grad_input + row * w_in;
+    if (row + kPrefetchRows < end) {
+      const int64_t ahead = row + kPrefetchRows, ahead_inner = ahead % job.inner_count;
+      const T* ahead_base = grad_output + ahead / job.inner_count * job.outer_stride * w_out;
+      for (int64_t j = job.read_start[ahead_inner]; j < job.read_start[ahead_inner + 1]; ++j)
+        Prefetch(ahead_base + job.read_offset[j] * w_out, w_out * static_cast<int64_t>(sizeof(T)));
+    }
     if (j1 - j0 == 1 && job.read_weight[j0] == A(1) && std::is_same_v<T, A> && job.columns != nullptr) {
       // one grad_output row with weight 1 (only the last axis resized): gather straight from it
       GatherColumns<T, A>(job, reinterpret_cast<const A*>(base + job.read_offset[j0] * w_out), out, w_in);

@@ -3,6 +3,7 @@
     resample_grad.opset       schemas, onnxscript functions, NumPy references, attach()
     resample_grad.runtime     the native onnxruntime custom-op library
     resample_grad.converters  PyTorch export in, Ascend ATC out and back
+    resample_grad.training    onnxruntime-training's API with GridSample, AffineGrid and Resize gradients on the CPU
 """
 from importlib import metadata as _metadata
 

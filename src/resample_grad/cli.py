@@ -247,8 +247,8 @@ def run_on(model, feeds, path: str, threads: int = 0, timing: Optional[dict] = N
     random: the feeds are random_inputs() (a failure then says how to give real ones)."""
     timing = {} if timing is None else timing
     import onnx
-    import onnxruntime
     from resample_grad import opset, runtime
+    onnxruntime = runtime.require_onnxruntime()
 
     names = [o.name for o in model.graph.output]
     bound = bind_shapes(model, feeds)
@@ -284,12 +284,26 @@ def run_on(model, feeds, path: str, threads: int = 0, timing: Optional[dict] = N
     if path == "kernels":
         options.register_custom_ops_library(runtime.library_path())
     try:
-        session = onnxruntime.InferenceSession(attached.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        session = _cpu_session(onnxruntime, attached, options)
         runtime.run(session, feeds, names)  # warm-up: the first run allocates
         outputs, timing["ms"] = _timed(lambda: runtime.run(session, feeds, names))
     except RuntimeError as error:  # onnxruntime's errors (Fail, InvalidArgument, ...) are RuntimeErrors
         raise CliError(_why_it_failed(bound, path, error, random)) from None
     return dict(zip(names, outputs))
+
+
+def _cpu_session(onnxruntime, model, options):
+    """An InferenceSession on the CPU. onnxruntime 1.19 (onnxruntime-training's last release) fuses a double MatMul
+    and Transpose into com.microsoft::FusedMatMul, which it implements for float only, and then refuses the
+    functions (they compute in double): that fusion alone is then left out."""
+    data = model.SerializeToString()
+    try:
+        return onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # noqa: BLE001 - onnxruntime's NotImplemented
+        if "FusedMatMul" not in str(error):
+            raise
+    return onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"],
+                                        disabled_optimizers=["MatmulTransposeFusion"])
 
 
 def disagreement(ours: np.ndarray, reference: np.ndarray) -> float:
@@ -406,8 +420,44 @@ def cmd_demo(args) -> int:
         print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
         if i == 0:
             print("  ".join("-" * width for width in widths))
+    agree = _training_demo(workdir, args.threads) and agree
     print("\nall paths agree with the reference" if agree else "\nDISAGREEMENT: see FAIL above")
     return 0 if agree else EXIT_DISAGREE
+
+
+TRAINING_STEPS = 20
+
+
+def _training_demo(workdir: pathlib.Path, threads: int) -> bool:
+    """A U-Net and a spatial transformer (models/training.py) trained for TRAINING_STEPS steps with onnxruntime's
+    training API when onnxruntime-training is installed (else one line saying how to get it); False when a loss
+    does not go down."""
+    from resample_grad import training
+    if not training.available():
+        print("\non-device training (a U-Net and a spatial transformer with onnxruntime's training API): needs "
+              f"onnxruntime-training, not installed here; {training.INSTALL_HINT}")
+        return True
+    import onnxruntime
+    from resample_grad.models import training as examples
+    onnxruntime.set_default_logger_severity(3)
+    rows, ok = [], True
+    for name, (model, inputs, target, learning_rate) in examples.tasks().items():
+        progress(f"training {name} with onnxruntime-training")
+        result = examples.train(model, inputs, target, learning_rate, TRAINING_STEPS, workdir / "training" / name, threads)
+        losses = result["losses"]
+        down = losses[-1] < 0.5 * losses[0]
+        ok = ok and down
+        rows.append([name, ", ".join(sorted({n.op_type for n in model.graph.node})), str(TRAINING_STEPS),
+                     f"{losses[0]:.4f}", f"{losses[-1]:.4f}" + ("" if down else " FAIL"), f"{result['ms']:.1f}"])
+    print(f"\non-device training with onnxruntime-training {onnxruntime.__version__} on the CPU (SGD on one batch, MSE; "
+          f"artifacts in {workdir}/training/; ms: one step, forward + backward + SGD)\n")
+    table = [["model", "forward ops", "steps", "first loss", "last loss", "ms/step"]] + rows
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for i, row in enumerate(table):
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        if i == 0:
+            print("  ".join("-" * width for width in widths))
+    return ok
 
 
 def _ascend_converter():
@@ -524,7 +574,10 @@ class Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    from resample_grad import benchmark
+    try:
+        from resample_grad import benchmark
+    except ImportError:  # no onnxruntime (the runtime extra): `bench` says how to install it when run
+        benchmark = None
 
     main_parser = Parser(prog="resample-grad", description="Backward passes of spatial resampling as ONNX ops: "
                          "run, check, inspect, benchmark and convert models that use them.",
@@ -569,12 +622,19 @@ def parser() -> argparse.ArgumentParser:
     inspect.set_defaults(func=cmd_inspect)
 
     bench = sub.add_parser("bench", help="the kernels' benchmark table (needs torch for its torch column)",
-                           description=" ".join(benchmark.__doc__.split()))
-    benchmark.add_arguments(bench, _int_in)
-    bench.set_defaults(func=cmd_bench)
+                           description=" ".join((benchmark.__doc__ if benchmark else "Needs onnxruntime.").split()))
+    if benchmark is not None:
+        benchmark.add_arguments(bench, _int_in)
+    bench.set_defaults(func=cmd_bench if benchmark is not None else _needs_onnxruntime)
 
     _add_convert(sub)
     return main_parser
+
+
+def _needs_onnxruntime(args) -> int:
+    from resample_grad import runtime
+    runtime.require_onnxruntime()  # raises OnnxruntimeMissing: one line saying how to install it
+    return 0
 
 
 def _add_convert(sub) -> None:
@@ -608,6 +668,9 @@ def _fail(message: str) -> int:
 
 
 def _is_bad_input(error: Exception) -> bool:
+    from resample_grad.runtime import OnnxruntimeMissing
+    if isinstance(error, OnnxruntimeMissing):  # a missing dependency: one line saying how to install it
+        return True
     from resample_grad.opset import ResampleGradError
     import onnx
     if isinstance(error, (ResampleGradError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError, OSError)):
