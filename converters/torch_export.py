@@ -332,7 +332,7 @@ def export(fn_or_module, args, path=None, **kwargs) -> onnx.ModelProto:
     import torch
 
     fn = copy.deepcopy(fn_or_module) if isinstance(fn_or_module, torch.nn.Module) else fn_or_module
-    graph = trace(fn, list(args))
+    graph = trace(fn, list(args)).eval()  # (explicit aten ops: nothing in it depends on the mode; silences a warning)
     kwargs.setdefault("opset_version", 18)
     kwargs.setdefault("verbose", False)
     program = torch.onnx.export(graph, tuple(args), dynamo=True, custom_translation_table=torch_translation_table(),
@@ -400,17 +400,16 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
         grads, grad_xs = grads if input_gradients else (grads, ())
         return (loss, *(grads[n] for n in pnames), *grad_xs, *(b[n] for n in (updated or ())))
 
-    args = [*inputs, *targets, *params.values(), *buffers.values()]
-    # one eager step on copies: checks loss_fn, and which buffers the step updates in place
-    copies = [a.clone() for a in args]
-    versions = [a._version for a in copies]
-    step(*copies)
-    first_buffer = len(args) - len(bnames)
-    updated = [n for n, a, v in zip(bnames, copies[first_buffer:], versions[first_buffer:]) if a._version != v]
+    # one eager step on copies: checks loss_fn, and finds the buffers the step updates in place (by value: batch
+    # norm's kernel writes its running statistics without bumping their version counters)
+    copies = [b.clone() for b in buffers.values()]
+    step(*inputs, *targets, *params.values(), *copies)
+    updated = [n for n, before, after in zip(bnames, buffers.values(), copies) if not torch.equal(before, after)]
 
     names = dict(input_names=[*(f"input_{k}" for k in range(len(inputs))), *(f"target_{k}" for k in range(len(targets))),
                               *pnames, *bnames],
                  output_names=["loss", *(f"grad_{n}" for n in pnames),
                                *(f"grad_input_{k}" for k in range(len(inputs) if input_gradients else 0)),
                                *(f"{n}_updated" for n in updated)])
-    return export(functools.partial(step, updated=updated), args, path, **names, **kwargs)
+    return export(functools.partial(step, updated=updated), [*inputs, *targets, *params.values(), *buffers.values()],
+                  path, **names, **kwargs)
