@@ -4,9 +4,13 @@
     spatial_transformer_step: affine grid + GridSample forward, MSE loss, and the backward
         through GridSampler2DGrad to the image and to theta (via the grid);
     decoder_step: nearest-exact and bilinear upsampling of a latent, a weighted loss, and
-        the backward through ResizeBilinearV2Grad and UpsampleNearestExact2dGrad.
+        the backward through ResizeBilinearV2Grad and UpsampleNearestExact2dGrad;
+    unet_training_step: a U-Net's training step exported from PyTorch (converters.export_training_step):
+        loss and the gradient of every parameter, through UpsampleNearest2dGrad and ResizeBilinearV2Grad.
 
-Nothing generated is checked in: the builders are the source. Every model passes
+The builders are the source; the one exception is unet_training_step.onnx, kept here because exporting it needs
+torch, which the package does not: models/unet_step.py writes it (python -m resample_grad.models.unet_step), and
+tests/test_models.py checks it against torch autograd and against a fresh export. Every model passes
 onnx.checker.check_model(full_check=True) and carries the function bodies (attach).
 """
 from __future__ import annotations
@@ -122,6 +126,14 @@ def decoder_step(n=2, c=8, h=8, w=8) -> onnx.ModelProto:
                   "through ResizeBilinearV2Grad and UpsampleNearestExact2dGrad.", initializers)
 
 
+def unet_training_step() -> onnx.ModelProto:
+    """The stored U-Net training step (models/unet_step.py): inputs input_0, target_0, then the parameters and
+    BatchNorm's buffers by name; outputs loss, grad_<parameter> and the updated buffers."""
+    from .unet_step import STORED
+
+    return onnx.load(str(STORED))
+
+
 BUILDERS: Dict[str, Callable[[], onnx.ModelProto]] = {
     "grid_sampler_2d_grad": grid_sampler_2d_grad,
     "upsample_nearest_exact1d_grad": upsample_nearest_exact1d_grad,
@@ -129,6 +141,7 @@ BUILDERS: Dict[str, Callable[[], onnx.ModelProto]] = {
     "resize_bilinear_v2_grad": resize_bilinear_v2_grad,
     "spatial_transformer_step": spatial_transformer_step,
     "decoder_step": decoder_step,
+    "unet_training_step": unet_training_step,
 }
 
 
