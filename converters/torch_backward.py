@@ -71,6 +71,41 @@ def _sparse_map(t, shape_in, shape_out, source, target, weights=None):
 
 # --------------------------------------------------------------------------- convolution
 
+# kernels of more taps (3-D ones) take _conv_weight_grad's one Conv: the tap form's nodes (5 per tap) slow the
+# exporter's pattern rewriter, whose time grows faster than the graph (a 60-convolution test graph of 27-tap
+# kernels: 150 s instead of 15 s)
+TAP_LIMIT = 25
+
+
+def _conv_weight_grad_taps(signal, grad, signal_shape, grad_shape, kernel, stride, padding, dilation, groups):
+    """dL/dw of y = conv(signal, w) as one MatMul per kernel tap k: dw[:, :, k] = grad [Cout, N O] times the signal
+    window that tap reads (a strided Slice of the padded signal) transposed, per group. The GEMMs reduce over batch
+    and positions at once; _conv_weight_grad's Conv, whose kernel is the whole gradient image, ran 3-4x slower in
+    onnxruntime (it re-reads that kernel for every input channel). Batch goes behind channels (whole planes move,
+    a cheap Transpose), and onnxruntime fuses each window's Transpose into its MatMul."""
+    rank = len(kernel)
+    n, g = signal_shape[0], groups
+    csg, cgg = signal_shape[1] // g, grad_shape[1] // g
+    out = grad_shape[2:]
+    positions = n * math.prod(out)
+    if any(padding):
+        signal = op.Pad(signal, _const([0, 0, *padding, 0, 0, *padding]))
+    padded = [s + 2 * p for s, p in zip(signal_shape[2:], padding)]
+    spatial = list(range(3, 3 + rank))
+    signal = op.Transpose(op.Reshape(signal, _const([n, g, csg, *padded])), perm=[1, 2, 0, *spatial])  # [g, c, N, *P]
+    grad = op.Reshape(op.Transpose(op.Reshape(grad, _const([n, g, cgg, *out])), perm=[1, 2, 0, *spatial]),
+                      _const([g, cgg, positions]))
+    axes, steps, flat = _const(spatial), _const(stride), _const([g, csg, positions])
+    taps = []
+    for tap in itertools.product(*map(range, kernel)):
+        begin = [k * d for k, d in zip(tap, dilation)]
+        window = op.Slice(signal, _const(begin), _const([b + (o - 1) * s + 1 for b, o, s in zip(begin, out, stride)]),
+                          axes, steps)
+        taps.append(op.MatMul(grad, op.Transpose(op.Reshape(window, flat), perm=[0, 2, 1])))  # [g, cgg, csg]
+    gw = op.Reshape(op.Concat(*taps, axis=2), _const([g, cgg, len(taps), csg]))
+    return op.Reshape(op.Transpose(gw, perm=[0, 1, 3, 2]), _const([g * cgg, csg, *kernel]))
+
+
 def _conv_weight_grad(signal, grad, signal_shape, grad_shape, kernel, stride, padding, dilation, groups):
     """dL/dw of y = conv(signal, w), w [Cout, Cin/g, *K], grad = dL/dy: per group, a convolution of the signal
     (batch and channels swapped) by the gradient (batch and channels swapped), with stride and dilation
@@ -104,10 +139,11 @@ def _conv_backward_conv(grad_output, input, weight, shapes, stride, padding, dil
     elif mask[0]:  # the forward was a transposed convolution: its input gradient is a convolution
         gi = op.Conv(grad_output, weight, strides=stride, pads=padding * 2, dilations=dilation, group=groups)
         grads[0] = op.Slice(gi, _const([0] * rank), _const(x_shape[2:]), _const(range(2, 2 + rank)))
+    weight_grad = _conv_weight_grad_taps if math.prod(kernel) <= TAP_LIMIT else _conv_weight_grad
     if mask[1] and not transposed:
-        grads[1] = _conv_weight_grad(input, grad_output, x_shape, go_shape, kernel, stride, padding, dilation, groups)
+        grads[1] = weight_grad(input, grad_output, x_shape, go_shape, kernel, stride, padding, dilation, groups)
     elif mask[1]:  # y[n, co, i s + k d - p] += x[n, ci, i] w[ci, co, k]: the same sum with x and y exchanged
-        grads[1] = _conv_weight_grad(grad_output, input, go_shape, x_shape, kernel, stride, padding, dilation, groups)
+        grads[1] = weight_grad(grad_output, input, go_shape, x_shape, kernel, stride, padding, dilation, groups)
     return grads
 
 

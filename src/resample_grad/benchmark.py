@@ -4,17 +4,25 @@ For each row the three are timed interleaved in one process at the same thread c
 (onnxruntime intra_op_num_threads, torch.set_num_threads); the table gives median
 milliseconds, the kernel/torch ratio and, for the separable ops, the bandwidth the
 kernel reaches (bytes of grad_output read + grad_input written) against a memcpy
-measured in the same run.
+measured in the same run. The last row is a whole training step: models/unet_step.py's U-Net
+exported with converters.export_training_step (needs torch: left out with --no-torch) against
+torch's eager step (zero_grad, forward, loss, backward) on the same module.
+
+torch's OpenMP pool waits passively (OMP_WAIT_POLICY=PASSIVE unless set; read when torch loads, so this module
+sets it before the bench imports torch), and so does onnxruntime's pool in the training-step row: interleaved
+in one process, a pool spinning after its run takes a core from the other side's next run.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
+import os
 import platform
 import statistics
 import sys
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -22,6 +30,8 @@ import onnxruntime
 from onnx import helper
 
 from resample_grad import opset, runtime
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @dataclasses.dataclass
@@ -34,6 +44,8 @@ class Row:
     torch_call: Optional[Callable]  # (torch tensors by input name) -> None
     torch_note: str = ""
     bandwidth: bool = False  # report GB/s (separable ops)
+    # a whole model instead of one node: () -> (model, feeds, torch call); needs torch to build
+    build: Optional[Callable[[], Tuple[onnx.ModelProto, dict, Callable]]] = None
 
 
 def rows(quick: bool = False) -> List[Row]:
@@ -59,7 +71,31 @@ def rows(quick: bool = False) -> List[Row]:
                           dict(align_corners=corners, half_pixel_centers=half), _torch_bilinear(bool(corners)),
                           "torch has no legacy mode: its half-pixel backward, same work" if mode == "tf_legacy" else "",
                           bandwidth=True))
+    result.append(Row(f"U-Net training step {n}x1x64x64, 250k parameters (exported)", "", {}, [], {}, None,
+                      "torch: eager zero_grad, forward, loss, backward", build=functools.partial(_unet_step, n)))
     return result
+
+
+def _unet_step(n: int):
+    """models/unet_step.py's U-Net (BatchNorm, max pooling, nearest and bilinear upsampling) at width 48: its
+    exported training step (loss, every parameter's gradient) and torch's eager step on the same module."""
+    import torch
+
+    from resample_grad import converters
+    from resample_grad.models import unet_step
+
+    module = unet_step.unet(channels=48)
+    generator = torch.Generator().manual_seed(0)
+    x, target = (torch.randn(n, 1, 64, 64, generator=generator) for _ in range(2))
+    model = converters.export_training_step(module, unet_step.mse, x, target)
+    state = {**dict(module.named_parameters()), **dict(module.named_buffers())}
+    given = {"input_0": x, "target_0": target}
+    feeds = {i.name: (given[i.name] if i.name in given else state[i.name]).detach().numpy() for i in model.graph.input}
+
+    def eager_step(_):
+        module.zero_grad()
+        unet_step.mse(module(x), target).backward()
+    return model, feeds, eager_step
 
 
 def _torch_grid(interp, pad):
@@ -100,11 +136,13 @@ def _model(row: Row) -> onnx.ModelProto:
     return opset.attach(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
 
 
-def _session(model, threads, kernel: bool):
+def _session(model, threads, kernel: bool, passive: bool = False):
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
+    if passive:  # a pool spinning after its run would take a core from torch's next run (benchmarks/training_step.py)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if kernel:
         options.register_custom_ops_library(runtime.library_path())
     return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
@@ -134,18 +172,26 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
     for row in rows(quick):
         if only and only not in row.name:
             continue
-        feeds = {k: (rng.uniform(-1.1, 1.1, v) if k == "grid" else rng.standard_normal(v)).astype(np.float32)
-                 for k, v in row.inputs.items()}
-        model = _model(row)
-        # bytes of grad_output read and grad_input written (reported for the separable ops)
-        grad = row.inputs.get("grad_output", row.inputs.get("grads"))
-        written = row.attrs["input_size"] if "input_size" in row.attrs else row.inputs.get("original_image", row.inputs.get("input"))
-        moved = (int(np.prod(grad)) + int(np.prod(written))) * 4
+        if row.build is not None:
+            if torch is None:  # exporting the step needs torch
+                continue
+            if progress:
+                progress(f"{row.name}: exporting")
+            model, feeds, torch_call = row.build()
+        else:
+            feeds = {k: (rng.uniform(-1.1, 1.1, v) if k == "grid" else rng.standard_normal(v)).astype(np.float32)
+                     for k, v in row.inputs.items()}
+            model, torch_call = _model(row), row.torch_call
+        if row.bandwidth:  # bytes of grad_output read and grad_input written
+            grad = row.inputs.get("grad_output", row.inputs.get("grads"))
+            written = (row.attrs["input_size"] if "input_size" in row.attrs
+                       else row.inputs.get("original_image", row.inputs.get("input")))
+            moved = (int(np.prod(grad)) + int(np.prod(written))) * 4
         for threads in threads_list:
             if progress:
                 progress(f"{row.name} @ {threads} thread(s)")
-            kernel = _session(model, threads, kernel=True)
-            function = _session(model, threads, kernel=False) if with_function else None
+            kernel = _session(model, threads, kernel=True, passive=row.build is not None)
+            function = _session(model, threads, kernel=False, passive=row.build is not None) if with_function else None
             tensors = {k: torch.from_numpy(v) for k, v in feeds.items()} if torch is not None else None
             if torch is not None:
                 torch.set_num_threads(threads)
@@ -153,15 +199,15 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
             kernel.run(None, feeds)
             if function is not None:
                 function.run(None, feeds)
-            if torch is not None and row.torch_call:
-                row.torch_call(tensors)
+            if torch is not None and torch_call:
+                torch_call(tensors)
             times = {"kernel": [], "function": [], "torch": []}
             for rep in range(repeats):
                 times["kernel"].append(_timed(lambda: kernel.run(None, feeds)))
                 if function is not None and rep < function_repeats:
                     times["function"].append(_timed(lambda: function.run(None, feeds)))
-                if torch is not None and row.torch_call:
-                    times["torch"].append(_timed(lambda: row.torch_call(tensors)))
+                if torch is not None and torch_call:
+                    times["torch"].append(_timed(lambda: torch_call(tensors)))
             median = {k: statistics.median(v) if v else None for k, v in times.items()}
             results.append(dict(name=row.name, threads=threads, kernel_ms=median["kernel"],
                                 function_ms=median["function"], torch_ms=median["torch"],
@@ -181,7 +227,6 @@ def machine() -> str:
                     break
     except OSError:
         pass
-    import os
     return (f"{cpu}, {os.cpu_count()} logical cores; onnxruntime {onnxruntime.__version__}"
             + (f", torch {__import__('torch').__version__}" if _has_torch() else ""))
 
