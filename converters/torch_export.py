@@ -8,6 +8,7 @@ torchlib does); torch's exporter traces it with the argument values of the node.
 """
 from __future__ import annotations
 
+import functools
 from typing import Optional, Sequence
 
 import numpy as np
@@ -16,6 +17,8 @@ from onnxscript import opset18 as op
 from onnxscript.values import Opset
 
 from resample_grad import opset
+
+from . import torch_backward
 
 RG = Opset(opset.DOMAIN, opset.VERSION)
 INTERPOLATION = ("bilinear", "nearest", "bicubic")  # aten's int codes 0, 1, 2
@@ -235,11 +238,13 @@ _TRANSLATIONS = {
 
 def torch_translation_table() -> dict:
     """{aten overload: translation function} for torch.onnx.export(..., dynamo=True, custom_translation_table=...):
-    every overload (.default, and .vec where torch has one) of every backward op above."""
+    every overload (.default, and .vec where torch has one) of the family's backward ops above (resample_grad ops),
+    merged with torch_backward.TRANSLATIONS (standard ONNX: convolution and pooling backward, grid_sampler_3d, and
+    torchlib's wrong translations replaced). The exporter never decomposes an op of this table."""
     import torch
 
     table = {}
-    for name, translation in _TRANSLATIONS.items():
+    for name, translation in {**_TRANSLATIONS, **torch_backward.TRANSLATIONS}.items():
         packet = getattr(torch.ops.aten, name)
         for overload in packet.overloads():
             if overload in ("default", "vec"):
@@ -258,24 +263,153 @@ def _unname_unused_outputs(model: onnx.ModelProto) -> None:
                     node.output[i] = ""
 
 
-def export(fn_or_module, args, path=None, **kwargs) -> onnx.ModelProto:
-    """torch.onnx.export with the translation table, then attach(): the model runs in onnxruntime with or
-    without the native library. Saved to path when given.
+# --------------------------------------------------------------------------- tracing
 
-    A plain function is first traced to aten ops with make_fx, which runs torch.func transforms
-    (vjp, grad) and autograd.grad: their backward ops (aten::grid_sampler_2d_backward, ...) become
-    graph nodes that the translation table maps. torch.export alone cannot trace torch.func.
+def _as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """as_strided_scatter on a contiguous tensor as a flat index_put at the view's element offsets (torch's own
+    decomposition emits prims.as_strided_scatter, which has no ONNX translation). Autograd's backward of an in-place
+    update of a view (CopySlices: `t[..., 0] += 1`, `grid[..., i] = ...`) functionalizes into this op."""
+    import torch
+
+    if not self.is_contiguous():
+        return NotImplemented
+    flat = np.arange(self.numel(), dtype=np.int64)[int(storage_offset or 0):]
+    index = np.lib.stride_tricks.as_strided(flat, [int(n) for n in size], [int(s) * flat.itemsize for s in stride])
+    index = torch.from_numpy(np.ascontiguousarray(index).reshape(-1))
+    return self.reshape(-1).index_put((index,), src.reshape(-1)).reshape(self.shape)
+
+
+def _diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    """diagonal_scatter as _as_strided_scatter (torch's decomposition writes with prims.copy_to, a mutation)."""
+    if not self.is_contiguous():
+        return NotImplemented
+    view = self.diagonal(offset, dim1, dim2)
+    return _as_strided_scatter(self, src, view.shape, view.stride(), view.storage_offset())
+
+
+def _decompositions() -> dict:
+    """What the tracing step decomposes, beyond what torch.onnx.export decomposes itself (every op that neither
+    torchlib nor the translation table has): the two view-scatter ops above, and torch's decompositions of the
+    batch-norm ops, which torchlib translates with training=False (the running statistics instead of the batch's)."""
+    import torch
+    from torch._decomp import decomposition_table
+
+    aten = torch.ops.aten
+    batch_norm = [aten.native_batch_norm.default, aten._native_batch_norm_legit_functional.default,
+                  aten._native_batch_norm_legit.default, aten._native_batch_norm_legit.no_stats]
+    return {aten.as_strided_scatter.default: _as_strided_scatter, aten.diagonal_scatter.default: _diagonal_scatter,
+            **{overload: decomposition_table[overload] for overload in batch_norm}}
+
+
+def trace(fn, args):
+    """fn as a functional aten graph (torch.fx.GraphModule) that torch.onnx.export translates completely.
+
+    Two make_fx passes: the first runs fn, so torch.func transforms (vjp, grad) and torch.autograd.grad leave
+    their backward ops as nodes; the second functionalizes that graph (in-place updates, views and slice
+    assignment become functional ops) and applies _decompositions(). Both run on clones of args, so fn's
+    in-place updates (BatchNorm's running statistics) do not reach the caller's tensors.
     """
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    module = fn_or_module if isinstance(fn_or_module, torch.nn.Module) else make_fx(fn_or_module)(*args)
-    program = torch.onnx.export(module, tuple(args), dynamo=True, custom_translation_table=torch_translation_table(),
+    def fresh():
+        return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+
+    graph = make_fx(fn)(*fresh())
+    return make_fx(torch.func.functionalize(graph, remove="mutations"), decomposition_table=_decompositions())(*fresh())
+
+
+def export(fn_or_module, args, path=None, **kwargs) -> onnx.ModelProto:
+    """torch.onnx.export of trace(fn, args) with torch_translation_table(), then attach(): the model runs in
+    onnxruntime with or without the native library. Saved to path when given.
+
+    A module is traced like a function, on a copy (its buffers stay as they are). The ONNX opset is 18 (the one
+    Ascend ATC reads, and the project's functions'), unless kwargs give opset_version; other kwargs (input_names,
+    output_names, ...) go to torch.onnx.export.
+    """
+    import copy
+
+    import torch
+
+    fn = copy.deepcopy(fn_or_module) if isinstance(fn_or_module, torch.nn.Module) else fn_or_module
+    graph = trace(fn, list(args)).eval()  # (explicit aten ops: nothing in it depends on the mode; silences a warning)
+    kwargs.setdefault("opset_version", 18)
+    kwargs.setdefault("verbose", False)
+    program = torch.onnx.export(graph, tuple(args), dynamo=True, custom_translation_table=torch_translation_table(),
                                 **kwargs)
-    model = program.model_proto
+    model = program.model_proto  # a property that serializes anew on each access: one copy
     del model.graph.value_info[:]  # the exporter's shape hints can be wrong after its optimizer; attach() infers anew
     _unname_unused_outputs(model)
     model = opset.attach(model)
     if path is not None:
         onnx.save(model, str(path))
     return model
+
+
+# --------------------------------------------------------------------------- training step
+
+def _tensors(value, what: str) -> tuple:
+    import torch
+
+    values = (value,) if isinstance(value, torch.Tensor) else tuple(value)
+    for k, v in enumerate(values):
+        if not isinstance(v, torch.Tensor):
+            raise TypeError(f"export_training_step: {what} must be tensors, got {type(v).__name__} at position {k}")
+    return values
+
+
+def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, input_gradients: bool = False,
+                         **kwargs) -> onnx.ModelProto:
+    """One training step of module as an ONNX model (export() of it): loss = loss_fn(module(*inputs), *targets).
+
+    Graph inputs: input_0, ..., target_0, ..., then every trainable parameter and every buffer, named as in
+    module.named_parameters() / named_buffers(), so an optimizer feeds the updated values back.
+    Graph outputs: loss, grad_<parameter> for each trainable parameter, grad_input_<k> for each input when
+    input_gradients, and <buffer>_updated for each buffer the step changes (BatchNorm's running statistics).
+    Frozen parameters (requires_grad False) stay constants of the graph. inputs and targets: a tensor or a tuple.
+    """
+    import torch
+    from torch.func import functional_call, grad_and_value
+
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"export_training_step: module must be a torch.nn.Module, got {type(module).__name__}")
+    if not callable(loss_fn):
+        raise TypeError(f"export_training_step: loss_fn must be callable (output, *targets) -> scalar loss, "
+                        f"got {type(loss_fn).__name__}")
+    inputs, targets = _tensors(inputs, "inputs"), _tensors(targets, "targets")
+    params = {n: p.detach() for n, p in module.named_parameters() if p.requires_grad}
+    if not params:
+        raise ValueError(f"export_training_step: module {type(module).__name__} has no trainable parameters "
+                         "(none with requires_grad); expected at least one to differentiate")
+    buffers = {n: b.detach() for n, b in module.named_buffers()}
+    pnames, bnames = list(params), list(buffers)
+
+    def loss_of(params, xs, buffers, ts):
+        loss = loss_fn(functional_call(module, (params, buffers), tuple(xs)), *ts)
+        if not isinstance(loss, torch.Tensor) or loss.dim() != 0 or not loss.is_floating_point():
+            got = (f"a tensor of shape {list(loss.shape)} and dtype {loss.dtype}" if isinstance(loss, torch.Tensor)
+                   else type(loss).__name__)
+            raise ValueError(f"export_training_step: loss_fn must return a scalar floating-point tensor, got {got}")
+        return loss
+
+    def step(*flat, updated=None):
+        xs, rest = flat[:len(inputs)], flat[len(inputs):]
+        ts, rest = rest[:len(targets)], rest[len(targets):]
+        p, b = dict(zip(pnames, rest[:len(pnames)])), dict(zip(bnames, rest[len(pnames):]))
+        grads, loss = grad_and_value(loss_of, argnums=(0, 1) if input_gradients else 0)(p, xs, b, ts)
+        grads, grad_xs = grads if input_gradients else (grads, ())
+        return (loss, *(grads[n] for n in pnames), *grad_xs, *(b[n] for n in (updated or ())))
+
+    # one eager step on copies: checks loss_fn, and finds the buffers the step updates in place (by value: batch
+    # norm's kernel writes its running statistics without bumping their version counters)
+    copies = [b.clone() for b in buffers.values()]
+    step(*inputs, *targets, *params.values(), *copies)
+    updated = [n for n, before, after in zip(bnames, buffers.values(), copies) if not torch.equal(before, after)]
+
+    names = dict(input_names=[*(f"input_{k}" for k in range(len(inputs))), *(f"target_{k}" for k in range(len(targets))),
+                              *pnames, *bnames],
+                 output_names=["loss", *(f"grad_{n}" for n in pnames),
+                               *(f"grad_input_{k}" for k in range(len(inputs) if input_gradients else 0)),
+                               *(f"{n}_updated" for n in updated)])
+    return export(functools.partial(step, updated=updated), [*inputs, *targets, *params.values(), *buffers.values()],
+                  path, **names, **kwargs)

@@ -13,8 +13,12 @@
         bicubic downscale-consistency loss (UpsampleBicubic2dGrad, UpsampleBicubic2dAAGrad);
     resize_training_step: an ONNX Resize (cubic, scales fed at run time) through
         converters.gradient_model: the forward and its gradient (ResizeGrad) in one model.
+    unet_training_step: a U-Net's training step exported from PyTorch (converters.export_training_step):
+        loss and the gradient of every parameter, through UpsampleNearest2dGrad and ResizeBilinearV2Grad.
 
-Nothing generated is checked in: the builders are the source. Every model passes
+The builders are the source; the one exception is unet_training_step.onnx, kept here because exporting it needs
+torch, which the package does not: models/unet_step.py writes it (python -m resample_grad.models.unet_step), and
+tests/test_models.py checks it against torch autograd and against a fresh export. Every model passes
 onnx.checker.check_model(full_check=True) and carries the function bodies (attach).
 example_inputs(name) gives inputs a model is meant to run on (where random ones would not do:
 a small smooth displacement field, a scale vector); build_all writes them next to each model.
@@ -389,6 +393,14 @@ def resize_grad() -> onnx.ModelProto:
 
 
 # the single-op models in the order of opset.OPS, then the training steps
+def unet_training_step() -> onnx.ModelProto:
+    """The stored U-Net training step (models/unet_step.py): inputs input_0, target_0, then the parameters and
+    BatchNorm's buffers by name; outputs loss, grad_<parameter> and the updated buffers."""
+    from .unet_step import STORED
+
+    return onnx.load(str(STORED))
+
+
 BUILDERS: Dict[str, Callable[[], onnx.ModelProto]] = {
     "grid_sampler_2d_grad": grid_sampler_2d_grad,
     "upsample_nearest_exact1d_grad": upsample_nearest_exact1d_grad,
@@ -413,6 +425,7 @@ BUILDERS: Dict[str, Callable[[], onnx.ModelProto]] = {
     "registration_step": registration_step,
     "super_resolution_step": super_resolution_step,
     "resize_training_step": resize_training_step,
+    "unet_training_step": unet_training_step,
 }
 
 

@@ -275,5 +275,30 @@ def _fill_output_types(model: onnx.ModelProto, inferred: onnx.ModelProto) -> Non
 # --------------------------------------------------------------------------- reference evaluator
 
 def reference_ops():
-    """The OpRun classes for onnx.reference.ReferenceEvaluator(model, new_ops=reference_ops())."""
-    return [op.evaluator for op in OPS.values()]
+    """The OpRun classes for onnx.reference.ReferenceEvaluator(model, new_ops=reference_ops()): the domain's ops,
+    and MaxPool with onnx's Indices for every stride (below)."""
+    return [op.evaluator for op in OPS.values()] + [_MaxPool]
+
+
+def _max_pool_class():
+    from onnx.reference.ops.op_max_pool import MaxPool
+
+    class _MaxPool(MaxPool):
+        """onnx's reference MaxPool, whose Indices are offsets within each [n, c] plane (not over the whole tensor,
+        as the ONNX spec and onnxruntime have them) when strides and dilations are 1. torch's exporter reads the
+        indices of a 1x1 MaxPool to make max_pool's indices per-plane, so an exported max-pool backward failed.
+        Its other code path computes them as the spec does: that one for every stride when Indices is asked for."""
+        op_domain = ""
+
+        def _run(self, x, auto_pad=None, ceil_mode=None, dilations=None, kernel_shape=None, pads=None,
+                 storage_order=None, strides=None):
+            if len(self.output) < 2:
+                return super()._run(x, auto_pad, ceil_mode, dilations, kernel_shape, pads, storage_order, strides)
+            return self._max_pool(x, auto_pad=auto_pad, ceil_mode=ceil_mode, dilations=dilations or [1] * (x.ndim - 2),
+                                  kernel_shape=kernel_shape, pads=pads, storage_order=storage_order,
+                                  strides=strides or [1] * (x.ndim - 2))
+    _MaxPool.__name__ = "MaxPool"  # (the evaluator finds new ops by class name)
+    return _MaxPool
+
+
+_MaxPool = _max_pool_class()

@@ -131,7 +131,7 @@ def run(session, feeds: dict, output_names=None) -> list:
     binding = session.io_binding()
     keep = []
     for name, array in feeds.items():
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")  # (np.ascontiguousarray would turn a 0-d array into shape [1])
         if array.dtype == ml_dtypes.bfloat16:
             value = onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16), TensorProto.BFLOAT16)
         else:

@@ -64,3 +64,21 @@ def run_model(model: onnx.ModelProto, feeds: dict, path: str, threads: int = 1) 
 @pytest.fixture(params=PATHS)
 def path(request):
     return request.param
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Keeps `--dist loadgroup` grouping: pytest-xdist sends the tests of one xdist_group (which share an exported
+    model through a cache) to one worker by suffixing their node ids with "@group", but it sets item._nodeid, which
+    pytest 9.2 no longer reads (the node id is item._id): the groups were split and each worker exported again."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import NodeId  # pytest >= 9.2
+    except ImportError:
+        return
+    for item in items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        if groups and "@" not in item.nodeid.rpartition("]")[2]:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")

@@ -238,9 +238,6 @@ def opinfo_export(entry):
                  id=f"{entry[0]}[{entry[1]}]-{path}" if entry[1] else f"{entry[0]}-{path}")
     for entry in OPINFO_ENTRIES for path in ("kernel", "function")])
 def test_torch_opinfo_samples(entry, path):
-    if entry[1] == "area":
-        pytest.xfail("area lowers to _adaptive_avg_pool{2,3}d_backward, a pooling backward that the training-step "
-                     "translations (the training-step export issue) cover, not a resampling-gradient op")
     count, model, feeds, want = opinfo_export(entry)
     assert count >= 18  # torch 2.13 ships 18 to 30 samples per entry
     session = (runtime.session(model) if path == "kernel"

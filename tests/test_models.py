@@ -188,3 +188,46 @@ def test_resize_training_step_with_fed_scales_matches_torch_autograd(scales, pat
     (grad_x,) = torch.autograd.grad(y, [xt], torch.from_numpy(grad_y))
     _close(out["y"], y)
     _close(out["grad_x"], grad_x)
+
+
+def _unet_step_oracle(feeds):
+    """torch autograd of models/unet_step.py's module with the parameters and buffers of feeds (train mode)."""
+    from resample_grad.models import unet_step
+
+    module = unet_step.unet()
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in feeds.items() if k in module.state_dict()})
+    params = dict(module.named_parameters())
+    loss = unet_step.mse(module(torch.from_numpy(feeds["input_0"])), torch.from_numpy(feeds["target_0"]))
+    grads = torch.autograd.grad(loss, list(params.values()))
+    return {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads)},
+            **{f"{n}_updated": b for n, b in module.named_buffers()}}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_unet_training_step_matches_torch_autograd(path):
+    from resample_grad.models import unet_step
+
+    model = models.unet_training_step()
+    module = unet_step.unet()
+    state = {k: v.numpy() for k, v in module.state_dict().items()}
+    feeds = {**random_inputs(model, seed=5), **state}
+    out = run_on(model, feeds, RUNS[path])
+    want = _unet_step_oracle(feeds)
+    assert list(out) == list(want)
+    assert [i.name for i in model.graph.input] == ["input_0", "target_0", *dict(module.named_parameters()),
+                                                   *dict(module.named_buffers())]
+    assert {"UpsampleNearest2dGrad", "ResizeBilinearV2Grad"} <= {n.op_type for n in model.graph.node}
+    for name, value in want.items():
+        np.testing.assert_allclose(out[name], value.detach().numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def test_stored_unet_training_step_is_what_unet_step_exports(tmp_path):
+    """models/unet_training_step.onnx is not stale: the same inputs, outputs and nodes as an export now."""
+    from resample_grad.models import unet_step
+
+    stored, fresh = models.unet_training_step(), unet_step.export(tmp_path / "fresh.onnx")
+
+    def summary(model):
+        return ([(v.name, str(v.type)) for v in [*model.graph.input, *model.graph.output]],
+                sorted((n.domain, n.op_type) for n in model.graph.node))
+    assert summary(stored) == summary(fresh)

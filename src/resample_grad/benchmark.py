@@ -8,13 +8,19 @@ the same threads. The table gives median milliseconds, kernel/torch, function/to
 kernel's bandwidth as a share of that memcpy. Sizes in row names are the forward's (input ->
 output); the backward reads a gradient of the output's size and writes one of the input's.
 --isa runs each instruction set of the kernels in a fresh process (RESAMPLE_GRAD_ISA is read
-when the library loads).
+when the library loads). The last row is a whole training step (step_rows): a U-Net exported with
+converters.export_training_step against torch's eager step on the same module.
+
+Both sides' thread pools wait passively: onnxruntime without spinning, torch's OpenMP with
+OMP_WAIT_POLICY=PASSIVE unless set (read when torch loads, so it is set before torch is imported);
+interleaved in one process, a pool spinning after its run takes a core from the other side's next run.
 """
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
 import dataclasses
+import functools
 import json
 import os
 import platform
@@ -22,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -30,6 +36,8 @@ import onnxruntime
 from onnx import helper, numpy_helper
 
 from resample_grad import opset, runtime
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 ISAS = ("baseline", "avx2", "avx512")
 ISA_VARIABLE = "RESAMPLE_GRAD_ISA"
@@ -47,6 +55,8 @@ class Row:
     bandwidth: bool = False  # a separable op: report its bandwidth against memcpy
     constants: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # initializers (sizes, scales)
     node_inputs: Optional[List[str]] = None  # the node's inputs when not inputs then constants ("" = absent)
+    # a whole model instead of one node: () -> (model, feeds, torch call); needs torch to build
+    build: Optional[Callable[[], Tuple[onnx.ModelProto, dict, Callable]]] = None
 
 
 def _x(*sizes) -> str:
@@ -136,6 +146,40 @@ def rows(quick: bool = False, shrink: int = 1) -> List[Row]:
              ("_upsample_bilinear2d_aa_backward", False))):
         result.append(_resize_grad(label, attrs, decoder, (s(128), s(128)), *aten))
     return result
+
+
+def step_rows(quick: bool = False) -> List[Row]:
+    """Whole training steps: models/unet_step.py's U-Net exported with converters.export_training_step against
+    torch's eager step (zero_grad, forward, loss, backward) on the same module. Exporting needs torch."""
+    n = 2 if quick else 8
+    return [Row(f"U-Net training step {n}x1x64x64, 250k parameters (exported)", "", {}, [], {}, None,
+                "torch: eager zero_grad, forward, loss, backward", build=functools.partial(_unet_step, n))]
+
+
+def all_rows(quick: bool = False) -> List[Row]:
+    return rows(quick) + step_rows(quick)
+
+
+def _unet_step(n: int):
+    """models/unet_step.py's U-Net (BatchNorm, max pooling, nearest and bilinear upsampling) at width 48: its
+    exported training step (loss, every parameter's gradient) and torch's eager step on the same module."""
+    import torch
+
+    from resample_grad import converters
+    from resample_grad.models import unet_step
+
+    module = unet_step.unet(channels=48)
+    generator = torch.Generator().manual_seed(0)
+    x, target = (torch.randn(n, 1, 64, 64, generator=generator) for _ in range(2))
+    model = converters.export_training_step(module, unet_step.mse, x, target)
+    state = {**dict(module.named_parameters()), **dict(module.named_buffers())}
+    given = {"input_0": x, "target_0": target}
+    feeds = {i.name: (given[i.name] if i.name in given else state[i.name]).detach().numpy() for i in model.graph.input}
+
+    def eager_step(_):
+        module.zero_grad()
+        unet_step.mse(module(x), target).backward()
+    return model, feeds, eager_step
 
 
 # --------------------------------------------------------------------------- row builders
@@ -257,11 +301,18 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
         import torch
     rng = np.random.default_rng(0)
     results = []
-    for row in rows(quick):
+    for row in all_rows(quick):
         if only and only not in row.name:
             continue
-        feeds = feeds_of(row, rng)
-        model = model_of(row)
+        torch_call = row.torch_call
+        if row.build is None:
+            feeds, model = feeds_of(row, rng), model_of(row)
+        elif torch is None:  # exporting the step needs torch
+            continue
+        else:
+            if progress:
+                progress(f"{row.name}: exporting")
+            model, feeds, torch_call = row.build()
         for threads in threads_list:
             if progress:
                 progress(f"{row.name} @ {threads} thread(s)")
@@ -278,8 +329,8 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
             paths = {"kernel": lambda: kernel.run(None, feeds)}
             if function is not None:
                 paths["function"] = lambda: function.run(None, feeds)
-            if torch is not None and row.torch_call:
-                paths["torch"] = lambda: row.torch_call(tensors)
+            if torch is not None and torch_call:
+                paths["torch"] = lambda: torch_call(tensors)
             if copy is not None:
                 paths["memcpy"] = copy
             for fn in paths.values():

@@ -545,7 +545,7 @@ def _attr(attribute):
 def cmd_bench(args) -> int:
     from resample_grad import benchmark
 
-    names = [row.name for row in benchmark.rows(args.quick)]
+    names = [row.name for row in benchmark.all_rows(args.quick)]
     if args.rows and not any(args.rows in name for name in names):
         raise CliError(f"--rows {args.rows!r} matches no benchmark row; expected text from a row name: "
                        + "; ".join(names))
