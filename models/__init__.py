@@ -460,15 +460,24 @@ _EXAMPLE_OVERRIDES: Dict[str, Callable[[np.random.Generator, Dict[str, list]], D
 
 
 def example_inputs(name: str, seed: int = 0, model: onnx.ModelProto = None) -> Dict[str, np.ndarray]:
-    """float32 inputs for the model BUILDERS[name] (or `model`, built by it): standard normal, except a grid,
-    a transform, a displacement field or a scale vector, which get values of the kind the model expects."""
+    """Inputs for the model BUILDERS[name] (or `model`, built by it), of each input's declared type: standard
+    normal floats, except a grid, a transform, a displacement field or a scale vector, which get values of the
+    kind the model expects; integer inputs (a batch-norm step counter) are zero."""
     model = model if model is not None else BUILDERS[name]()
     initialized = {i.name for i in model.graph.initializer}
-    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in model.graph.input
-              if v.name not in initialized}
+    inputs = [v for v in model.graph.input if v.name not in initialized]
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in inputs}
     rng = np.random.default_rng(seed)
     feeds = _EXAMPLE_OVERRIDES[name](rng, shapes) if name in _EXAMPLE_OVERRIDES else {}
-    return {k: np.asarray(feeds[k] if k in feeds else rng.standard_normal(shape), np.float32) for k, shape in shapes.items()}
+    result = {}
+    for v in inputs:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type))
+        shape = shapes[v.name]
+        if dtype.kind in "iu":
+            result[v.name] = np.zeros(shape, dtype)
+        else:
+            result[v.name] = np.asarray(feeds[v.name] if v.name in feeds else rng.standard_normal(shape), dtype)
+    return result
 
 
 def build_all(out_dir) -> List[pathlib.Path]:

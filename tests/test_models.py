@@ -7,13 +7,13 @@ import pytest
 
 from conftest import PATHS
 from resample_grad import models
-from resample_grad.cli import run_on
+from resample_grad.cli import random_inputs, run_on
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 RUNS = {"reference": "reference", "function": "functions", "kernel": "kernels"}
 STEPS = ("spatial_transformer_step", "decoder_step", "fpn_decoder_step", "registration_step", "super_resolution_step",
-         "resize_training_step")
+         "resize_training_step", "unet_training_step")
 
 
 def _tensors(feeds, *names):
