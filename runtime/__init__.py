@@ -22,22 +22,26 @@ import os
 import pathlib
 import sys
 
-_LIBRARY_NAME = "libresample_grad_ops" + {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
-_TRAINING_LIBRARY_NAME = "libresample_grad_training_ops" + {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
+_SUFFIX = {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
 
 
-def library_path() -> str:
-    """Absolute path of the installed custom-op library (RESAMPLE_GRAD_LIBRARY overrides it)."""
-    override = os.environ.get("RESAMPLE_GRAD_LIBRARY")
+def _installed_library(stem: str, variable: str) -> str:
+    """The library file `stem` installed beside this module, unless the environment variable names another."""
+    override = os.environ.get(variable)
     if override:
         return override
     # importlib.resources finds the library in a regular and in an editable install alike
-    path = pathlib.Path(str(importlib.resources.files(__name__) / _LIBRARY_NAME))
+    path = pathlib.Path(str(importlib.resources.files(__name__) / (stem + _SUFFIX)))
     if not path.exists():
         raise FileNotFoundError(
             f"resample_grad: the native library {path} is missing; reinstall the package with "
             "`pip install .` so that its C++ kernels are built")
     return str(path)
+
+
+def library_path() -> str:
+    """Absolute path of the installed custom-op library (RESAMPLE_GRAD_LIBRARY overrides it)."""
+    return _installed_library("libresample_grad_ops", "RESAMPLE_GRAD_LIBRARY")
 
 
 def training_library_path() -> str:
@@ -46,15 +50,7 @@ def training_library_path() -> str:
 
     Register it only for training sessions: a library with a custom com.microsoft domain makes onnxruntime fail on
     models that do not import com.microsoft once its optimizer inserts a contrib op (FusedConv, ...)."""
-    override = os.environ.get("RESAMPLE_GRAD_TRAINING_LIBRARY")
-    if override:
-        return override
-    path = pathlib.Path(str(importlib.resources.files(__name__) / _TRAINING_LIBRARY_NAME))
-    if not path.exists():
-        raise FileNotFoundError(
-            f"resample_grad: the native library {path} is missing; reinstall the package with "
-            "`pip install .` so that its C++ kernels are built")
-    return str(path)
+    return _installed_library("libresample_grad_training_ops", "RESAMPLE_GRAD_TRAINING_LIBRARY")
 
 
 class OnnxruntimeMissing(ImportError):
