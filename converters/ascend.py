@@ -735,10 +735,13 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     # fallback nodes: each its own copy of the function, inlined alone
     selected = set()
     for k, node in enumerate(fallback_nodes):
-        function = copy.deepcopy(next(f for f in model.functions if f.domain == opset.DOMAIN and f.name == node.op_type))
+        function = copy.deepcopy(next(f for f in model.functions if f.domain == opset.DOMAIN
+                                      and f.name == node.op_type and f.overload == node.overload))
         function.name = f"{node.op_type}__fallback{k}"
+        function.overload = ""  # a body of its own now: the inliner selects it by name
         model.functions.append(function)
         node.op_type = function.name
+        node.overload = ""
         selected.add((opset.DOMAIN, function.name))
     new_nodes, new_inits = [], []
     for index, node in enumerate(model.graph.node):

@@ -24,7 +24,7 @@ from . import (
     upsample_nearest_exact2d_grad, upsample_nearest_exact3d_grad, upsample_trilinear3d_backward,
 )
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, walk
-from ._script import ML_DOMAIN
+from ._script import FLOAT32_OVERLOAD, ML_DOMAIN
 
 __all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
            "schemas", "validate_model"]
@@ -34,7 +34,8 @@ class Op(NamedTuple):
     """One op of the domain, its definitions side by side (all in the op's module, named after it)."""
     op_type: str
     schema: onnx.defs.OpSchema
-    function: onnx.FunctionProto
+    function: onnx.FunctionProto  # the default body: computes in double
+    function_float32: onnx.FunctionProto  # the overload "float32": computes in float32 (attach picks it)
     reference: object  # the NumPy function
     evaluator: type  # the onnx.reference OpRun class
 
@@ -52,7 +53,7 @@ _MODULES = (
     upsample_bicubic2d_aa_grad, resize_nearest_neighbor_v2_grad, resize_bicubic_v2_grad, resize_linear_grad,
     resize_grad,
 )
-OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.FUNCTION, getattr(m, m.__name__.rsplit(".", 1)[1]),
+OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.FUNCTION, m.FUNCTION_FLOAT32, getattr(m, m.__name__.rsplit(".", 1)[1]),
                                     getattr(m, m.OP_TYPE)) for m in _MODULES}
 
 
@@ -86,6 +87,9 @@ def make_node(op_type: str, inputs, outputs, name: str = "", **attributes) -> on
 
 MIN_DEFAULT_OPSET = 17
 FUNCTION_IR_VERSION = 8  # model-local functions need IR 8
+OVERLOAD_IR_VERSION = 10  # a node's `overload` (which body of a model-local function) needs IR 10
+# inputs whose functions compute in float32 (aten's opmath for them); double keeps the double body
+FLOAT32_BODY_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,10 +146,7 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as error:  # reported below, node by
         _raise_if_ours(error)                                                                # node, if it is ours
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    types = {v.name: v.type for v in list(inferred.graph.input) + list(inferred.graph.value_info)
-             + list(inferred.graph.output)}
-    for init in inferred.graph.initializer:
-        types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims)))
+    types = _value_types(inferred)
     for node in _domain_nodes(inferred):
         known = {name: types[name] for name in node.input if name in types}
         _check_input_types(node, known)
@@ -154,6 +155,15 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
         except onnx.shape_inference.InferenceError as error:
             _raise_if_ours(error)
     return inferred
+
+
+def _value_types(inferred: onnx.ModelProto) -> dict:
+    """{value name: TypeProto} of the main graph's inputs, initializers and inferred values."""
+    types = {v.name: v.type for v in list(inferred.graph.input) + list(inferred.graph.value_info)
+             + list(inferred.graph.output)}
+    for init in inferred.graph.initializer:
+        types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims)))
+    return types
 
 
 def _type_name(elem_type: int) -> str:
@@ -197,6 +207,9 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     The functions' default-domain opset is set to the model's (17 or newer), and the IR
     version to one that both the functions (>= 8) and the installed onnxruntime accept.
     Every resample_grad node is validated first (ResampleGradError on bad attributes).
+    A node whose input is float, float16 or bfloat16 gets the function's float32 body (its
+    `overload` field, IR 10) when the installed onnxruntime reads IR 10; any other node, or
+    one whose input type inference cannot tell, the default double body.
     """
     model = copy.deepcopy(model)
     imports = {o.domain: o for o in model.opset_import}
@@ -223,22 +236,38 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     inferred = validate_model(model)
     _fill_output_types(model, inferred)
     _fill_optional_inputs(model)
-    used = {n.op_type for n in _domain_nodes(model)}
+    bodies = _choose_bodies(model, _value_types(inferred))
+    used = {op_type for op_type, _ in bodies}
     kept = [f for f in model.functions if not (f.domain == DOMAIN and f.name in used)]
     del model.functions[:]
     model.functions.extend(kept)
     for op_type in OPS:
-        if op_type not in used:
-            continue
-        function = copy.deepcopy(OPS[op_type].function)
-        for entry in function.opset_import:
-            if entry.domain in ("", "ai.onnx"):
-                entry.version = default.version
-            elif entry.domain == ML_DOMAIN:
-                entry.version = ml_version
-        model.functions.append(function)
-    model.ir_version = max(FUNCTION_IR_VERSION, min(model.ir_version or onnx.IR_VERSION, max_onnxruntime_ir_version()))
+        for overload in ("", FLOAT32_OVERLOAD):
+            if (op_type, overload) not in bodies:
+                continue
+            function = copy.deepcopy(OPS[op_type].function_float32 if overload else OPS[op_type].function)
+            for entry in function.opset_import:
+                if entry.domain in ("", "ai.onnx"):
+                    entry.version = default.version
+                elif entry.domain == ML_DOMAIN:
+                    entry.version = ml_version
+            model.functions.append(function)
+    needed = OVERLOAD_IR_VERSION if any(overload for _, overload in bodies) else FUNCTION_IR_VERSION
+    model.ir_version = max(needed, min(model.ir_version or onnx.IR_VERSION, max_onnxruntime_ir_version()))
     return model
+
+
+def _choose_bodies(model: onnx.ModelProto, types: dict) -> set:
+    """Sets each resample_grad node's `overload` (the float32 body for float and half inputs) and returns the
+    (op type, overload) bodies the model needs."""
+    overloads = max_onnxruntime_ir_version() >= OVERLOAD_IR_VERSION
+    bodies = set()
+    for node in _domain_nodes(model):
+        value_type = types.get(node.input[0]) if node.input else None
+        elem = value_type.tensor_type.elem_type if value_type is not None and value_type.HasField("tensor_type") else 0
+        node.overload = FLOAT32_OVERLOAD if overloads and elem in FLOAT32_BODY_TYPES else ""
+        bodies.add((node.op_type, node.overload))
+    return bodies
 
 
 # Optional inputs a node may leave out but whose function body reads (as an empty tensor, Resize's own

@@ -1,11 +1,15 @@
 """onnxscript building blocks shared by the op functions, and the step that inlines them.
 
-The op functions compute in double whatever the input dtype (Cast in, CastLike
-out), so half types accumulate in more than float32 and round once at the end.
-Helpers here are @script functions in a private domain; `finish` inlines them
-into each op's FunctionProto so every exported function is self-contained and
-built from standard ops only (ai.onnx and ai.onnx.ml's LabelEncoder for the
-string attributes: string Equal exists only from opset 19).
+Each op function comes in two bodies that differ only in `ToOpmath`, the cast of the
+op's tensors to the arithmetic type: the default body computes in double whatever the
+input dtype (Cast in, CastLike out); the overload `float32` computes in float32, the
+opmath aten and the kernels use for float and the half types (twice as fast: the
+products and sums run at float32 width). attach() gives a node the float32 overload
+when its input is float, float16 or bfloat16, the default body otherwise. Helpers here
+are @script functions in a private domain; `finish` inlines them into each op's
+FunctionProto so every exported function is self-contained and built from standard ops
+only (ai.onnx and ai.onnx.ml's LabelEncoder for the string attributes: string Equal
+exists only from opset 19).
 """
 from __future__ import annotations
 
@@ -21,8 +25,10 @@ from ._common import DOMAIN, VERSION, subgraphs, walk
 OPSET = Opset(DOMAIN, VERSION)
 HELPERS = Opset(DOMAIN + ".helpers", 1)  # inlined away by `finish`; never seen in a model
 DOUBLE = onnx.TensorProto.DOUBLE
+FLOAT = onnx.TensorProto.FLOAT
 INT64 = onnx.TensorProto.INT64
 ML_DOMAIN = "ai.onnx.ml"
+FLOAT32_OVERLOAD = "float32"  # the body that computes in float32 (attach() picks it for float and half inputs)
 
 
 _HELPERS = []
@@ -34,13 +40,30 @@ def helper(function):
     return function
 
 
-def _helper_functions():
-    return [f.to_function_proto() for f in _HELPERS]
+@helper
+@script(HELPERS, default_opset=op)
+def ToOpmath(x):
+    """x in the body's arithmetic type: double here, float32 in the float32 overload (_ToOpmathFloat)."""
+    return op.Cast(x, to=DOUBLE)
 
 
-def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
+@script(HELPERS, default_opset=op)
+def _ToOpmathFloat(x):
+    return op.Cast(x, to=FLOAT)
+
+
+def _helper_functions(overload: str = ""):
+    protos = [f.to_function_proto() for f in _HELPERS]
+    if overload == FLOAT32_OVERLOAD:
+        body = _ToOpmathFloat.to_function_proto()
+        body.name = "ToOpmath"
+        protos = [body if p.name == "ToOpmath" else p for p in protos]
+    return protos
+
+
+def finish(function, op_type: str, outputs, overload: str = "") -> onnx.FunctionProto:
     """The op's FunctionProto, named op_type with the schema's output names, every helper call
-    inlined and the opset imports it needs."""
+    inlined and the opset imports it needs; `overload` FLOAT32_OVERLOAD: the float32 body."""
     proto = function.to_function_proto()
     proto.name = op_type
     renames = dict(zip(proto.output, outputs))
@@ -54,7 +77,7 @@ def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
         for value in list(graph.output) + list(graph.input):
             value.name = renames.get(value.name, value.name)
     proto.output[:] = list(outputs)
-    helpers = _helper_functions()
+    helpers = _helper_functions(overload)
     node = onnx.helper.make_node(proto.name, list(proto.input), list(proto.output), domain=proto.domain)
     graph = onnx.helper.make_graph([node], "holder", [], [])
     model = onnx.helper.make_model(graph, functions=[proto, *helpers], opset_imports=[
@@ -70,7 +93,14 @@ def finish(function, op_type: str, outputs) -> onnx.FunctionProto:
     if ML_DOMAIN in used:
         inlined.opset_import.append(onnx.helper.make_opsetid(ML_DOMAIN, 3))
     inlined.doc_string = proto.doc_string
+    if overload:
+        inlined.overload = overload
     return inlined
+
+
+def finish_bodies(function, op_type: str, outputs):
+    """Both bodies: the default (double) FunctionProto and the float32 overload."""
+    return finish(function, op_type, outputs), finish(function, op_type, outputs, FLOAT32_OVERLOAD)
 
 
 def _all_subgraphs(nodes):

@@ -229,29 +229,60 @@ def AntialiasMatrix(input_len, output_len, scale, align_corners, cubic, like):
 
 @helper
 @script(HELPERS, default_opset=op)
+def BandTaps(matrix):
+    """The gather form of matrix [out, in]'s columns: for each input, the run of outputs from its first to its last
+    non-zero entry (every tap function here is monotone, so a column's non-zeros are one run), padded to the
+    longest run J. Returns rows [in, J] (int64, clipped to the matrix) and weights [in, J] (zero in the padding)."""
+    nonzero = op.Cast(op.Not(op.Equal(matrix, op.CastLike(0.0, matrix))), to=FLOAT)
+    first = op.ArgMax(nonzero, axis=0, keepdims=0)
+    last = op.ArgMax(nonzero, axis=0, keepdims=0, select_last_index=1)
+    some = op.Greater(op.ReduceSum(nonzero, op.Constant(value_ints=[0]), keepdims=0), op.Constant(value_float=0.0))
+    run = op.Where(some, op.Add(op.Sub(last, first), 1), op.Constant(value_int=0))  # [in]
+    longest = op.Max(op.ReduceMax(run, keepdims=1), op.Constant(value_ints=[1]))
+    steps = op.Range(op.Constant(value_int=0), longest[0], op.Constant(value_int=1))  # [J]
+    rows = op.Add(op.Unsqueeze(first, op.Constant(value_ints=[1])), steps)  # [in, J]
+    rows = op.Min(rows, op.Sub(op.Shape(matrix, start=0, end=1), 1))
+    inside = op.Less(steps, op.Unsqueeze(run, op.Constant(value_ints=[1])))
+    weights = op.GatherElements(op.Transpose(matrix, perm=[1, 0]), rows, axis=1)
+    return rows, op.Where(inside, weights, op.CastLike(0.0, matrix))
+
+
+@helper
+@script(HELPERS, default_opset=op)
 def ContractAxis(grad, matrix, axis):
     """grad with its axis `axis` (int64 [1], >= 0) contracted with matrix [out, in]: that axis goes from out to in.
 
-    The last axis is one GEMM [rest, out] @ [out, in]; any other axis is a batch of
-    [in, out] @ [out, after] products over the axes before it. An empty tensor skips the
-    product (onnxruntime's MatMul cannot broadcast over an empty batch).
+    Sparse, in the kernels' gather form (BandTaps): each input gathers the J outputs of its run
+    along the axis (whole blocks of the axes after it), weighs and sums them: O(J x in x rest), not
+    the dense O(out x in x rest) product. The last axis is moved first (its blocks would be single
+    elements) and back. An empty tensor skips the gather (onnxruntime's Gather refuses it).
     """
     shape = op.Shape(grad)
     one = op.Constant(value_ints=[1])
     before = op.ReduceProd(op.Concat(one, op.Slice(shape, op.Constant(value_ints=[0]), axis), axis=0), keepdims=1)
     after = op.ReduceProd(op.Concat(one, op.Slice(shape, op.Add(axis, 1), op.Constant(value_ints=[2147483647])),
                                     axis=0), keepdims=1)
-    result_shape = op.Concat(op.Slice(shape, op.Constant(value_ints=[0]), axis), op.Shape(matrix, start=1, end=2),
+    out_len = op.Shape(matrix, start=0, end=1)
+    in_len = op.Shape(matrix, start=1, end=2)
+    result_shape = op.Concat(op.Slice(shape, op.Constant(value_ints=[0]), axis), in_len,
                              op.Slice(shape, op.Add(axis, 1), op.Constant(value_ints=[2147483647])), axis=0)
     if op.Equal(op.Size(grad), op.Constant(value_int=0)):
         result = op.Expand(op.CastLike(0.0, grad), result_shape)
     else:
+        rows, weights = BandTaps(op.CastLike(matrix, grad))
+        longest = op.Shape(rows, start=1, end=2)
+        flat_rows = op.Reshape(rows, op.Constant(value_ints=[-1]))
         if op.Equal(after, one):
-            flat = op.MatMul(op.Reshape(grad, op.Concat(before, op.Shape(matrix, start=0, end=1), axis=0)),
-                             op.CastLike(matrix, grad))
+            lines = op.Transpose(op.Reshape(grad, op.Concat(before, out_len, axis=0)), perm=[1, 0])  # [out, before]
+            picked = op.Reshape(op.Gather(lines, flat_rows, axis=0), op.Concat(in_len, longest, before, axis=0))
+            summed = op.ReduceSum(op.Mul(picked, op.Unsqueeze(weights, op.Constant(value_ints=[2]))),
+                                  op.Constant(value_ints=[1]), keepdims=0)
+            flat = op.Transpose(summed, perm=[1, 0])
         else:
-            flat = op.MatMul(op.CastLike(op.Transpose(matrix, perm=[1, 0]), grad),
-                             op.Reshape(grad, op.Concat(before, op.Shape(matrix, start=0, end=1), after, axis=0)))
+            blocks = op.Reshape(grad, op.Concat(before, out_len, after, axis=0))
+            picked = op.Reshape(op.Gather(blocks, flat_rows, axis=1), op.Concat(before, in_len, longest, after, axis=0))
+            flat = op.ReduceSum(op.Mul(picked, op.Unsqueeze(weights, op.Constant(value_ints=[2]))),
+                                op.Constant(value_ints=[2]), keepdims=0)
         result = op.Reshape(flat, result_shape)
     return result
 

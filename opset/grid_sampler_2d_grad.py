@@ -12,7 +12,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
-from ._script import DOUBLE, INT64, OPSET, finish, ml
+from ._script import INT64, OPSET, ToOpmath, finish_bodies, ml
 from ._script_grid import AxisTaps
 
 OP_TYPE = "GridSampler2DGrad"
@@ -65,13 +65,13 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         corners = op.Constant(value_int=align_corners)
         batch = op.Shape(input, start=0, end=1)
         channels = op.Shape(input, start=1, end=2)
-        height = op.Cast(op.Shape(input, start=2, end=3), to=DOUBLE)
-        width = op.Cast(op.Shape(input, start=3, end=4), to=DOUBLE)
+        height = ToOpmath(op.Shape(input, start=2, end=3))
+        width = ToOpmath(op.Shape(input, start=3, end=4))
         points = op.ReduceProd(op.Shape(grid, start=1, end=3), keepdims=1)
         pixels = op.ReduceProd(op.Shape(input, start=2, end=4), keepdims=1)
 
         # explicit sizes and allowzero: an empty batch or channel axis must reshape to empty, not fail
-        coords = op.Reshape(op.Cast(grid, to=DOUBLE), op.Concat(batch, points, op.Constant(value_ints=[2]), axis=0),
+        coords = op.Reshape(ToOpmath(grid), op.Concat(batch, points, op.Constant(value_ints=[2]), axis=0),
                             allowzero=1)
         tx, wx, sx, mult_x = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
         ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
@@ -91,11 +91,11 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
 
         # planes [N, C, H*W]; taps flattened to [N, C, P*Kx*Ky] in (point, x tap, y tap) order
         taps = op.ReduceProd(op.Shape(weight, start=1), keepdims=1)
-        image = op.Reshape(op.Cast(input, to=DOUBLE), op.Concat(batch, channels, pixels, axis=0), allowzero=1)
+        image = op.Reshape(ToOpmath(input), op.Concat(batch, channels, pixels, axis=0), allowzero=1)
         index = op.Expand(op.Unsqueeze(op.Reshape(flat, op.Concat(batch, taps, axis=0), allowzero=1),
                                        op.Constant(value_ints=[1])),
                           op.Concat(batch, channels, op.Constant(value_ints=[1]), axis=0))
-        g_out = op.Reshape(op.Cast(grad_output, to=DOUBLE),
+        g_out = op.Reshape(ToOpmath(grad_output),
                            op.Concat(batch, channels, points, op.Constant(value_ints=[1, 1]), axis=0), allowzero=1)
         taps_shape = op.Concat(batch, channels, op.Shape(weight, start=1), axis=0)
 
@@ -114,4 +114,4 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
     return grad_input, grad_grid
 
 
-FUNCTION = finish(_function, OP_TYPE, ["grad_input", "grad_grid"])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["grad_input", "grad_grid"])

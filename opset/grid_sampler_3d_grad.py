@@ -13,7 +13,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
-from ._script import DOUBLE, INT64, OPSET, finish, ml
+from ._script import INT64, OPSET, ToOpmath, finish_bodies, ml
 from ._script_grid import AxisTaps
 from .grid_sampler_2d_grad import _str
 
@@ -55,13 +55,13 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         corners = op.Constant(value_int=align_corners)
         batch = op.Shape(x, start=0, end=1)
         channels = op.Shape(x, start=1, end=2)
-        depth = op.Cast(op.Shape(x, start=2, end=3), to=DOUBLE)
-        height = op.Cast(op.Shape(x, start=3, end=4), to=DOUBLE)
-        width = op.Cast(op.Shape(x, start=4, end=5), to=DOUBLE)
+        depth = ToOpmath(op.Shape(x, start=2, end=3))
+        height = ToOpmath(op.Shape(x, start=3, end=4))
+        width = ToOpmath(op.Shape(x, start=4, end=5))
         points = op.ReduceProd(op.Shape(grid, start=1, end=4), keepdims=1)
         voxels = op.ReduceProd(op.Shape(x, start=2, end=5), keepdims=1)
 
-        coords = op.Reshape(op.Cast(grid, to=DOUBLE), op.Concat(batch, points, op.Constant(value_ints=[3]), axis=0),
+        coords = op.Reshape(ToOpmath(grid), op.Concat(batch, points, op.Constant(value_ints=[3]), axis=0),
                             allowzero=1)
         tx, wx, sx, mult_x = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
         ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
@@ -85,11 +85,11 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
 
         # volumes [N, C, D*H*W]; taps flattened to [N, C, P*Kx*Ky*Kz]
         taps = op.ReduceProd(op.Shape(weight, start=1), keepdims=1)
-        image = op.Reshape(op.Cast(x, to=DOUBLE), op.Concat(batch, channels, voxels, axis=0), allowzero=1)
+        image = op.Reshape(ToOpmath(x), op.Concat(batch, channels, voxels, axis=0), allowzero=1)
         index = op.Expand(op.Unsqueeze(op.Reshape(flat, op.Concat(batch, taps, axis=0), allowzero=1),
                                        op.Constant(value_ints=[1])),
                           op.Concat(batch, channels, op.Constant(value_ints=[1]), axis=0))
-        g_out = op.Reshape(op.Cast(grad, to=DOUBLE),
+        g_out = op.Reshape(ToOpmath(grad),
                            op.Concat(batch, channels, points, op.Constant(value_ints=[1, 1, 1]), axis=0), allowzero=1)
         taps_shape = op.Concat(batch, channels, op.Shape(weight, start=1), axis=0)
 
@@ -110,4 +110,4 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
     return dx, dgrid
 
 
-FUNCTION = finish(_function, OP_TYPE, ["dx", "dgrid"])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["dx", "dgrid"])

@@ -16,7 +16,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._resize_v2 import ResizeV2Spec
-from ._script import DOUBLE, OPSET, finish
+from ._script import OPSET, ToOpmath, finish_bodies
 from ._script_taps import AxisSize, CubicAxis, IsDouble, ShapeChecked
 
 OP_TYPE = "ResizeBicubicV2Grad"
@@ -47,10 +47,10 @@ def _function(grads, original_image, align_corners: int = 0, scales: list[float]
     h = op.Constant(value_ints=[2])
     w = op.Constant(value_ints=[3])
     expected = op.Concat(op.Shape(original_image, start=0, end=2), op.Constant(value_ints=[-1, -1]), axis=0)
-    grad = op.Cast(ShapeChecked(grads, expected), to=DOUBLE)
+    grad = ToOpmath(ShapeChecked(grads, expected))
     grad = CubicAxis(grad, h, AxisSize(sizes, h), op.Gather(forward_scales, 0), corners, is_double)
     grad = CubicAxis(grad, w, AxisSize(sizes, w), op.Gather(forward_scales, 1), corners, is_double)
     return op.CastLike(grad, grads)
 
 
-FUNCTION = finish(_function, OP_TYPE, ["y"])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["y"])

@@ -24,7 +24,7 @@ from ._common import (
 )
 from ._onnx_resize import COORDINATE_MODES, MODES, NEAREST_MODES, POLICIES, ResizeAttributes
 from ._resize_v2 import constant_input
-from ._script import DOUBLE, INT64, OPSET, finish, ml
+from ._script import DOUBLE, INT64, OPSET, ToOpmath, finish_bodies, ml
 from ._script_resize import ResizeAxisMatrix
 from ._script_taps import ContractAxis
 from ._taps import separable_backward
@@ -215,7 +215,7 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
     refused = op.Or(refused, bad_roi)
     mismatch = op.Equal(op.ReduceMin(op.Cast(op.Equal(expected, out_dims), to=INT64), keepdims=0), 0)
     invalid = op.Or(refused, mismatch)
-    grad = op.Cast(dY, to=DOUBLE)
+    grad = ToOpmath(dY)
     changes = op.Equal(op.ReduceMin(op.Cast(op.Equal(out_dims, in_dims), to=INT64), keepdims=0), 0)  # else Resize copies
     if op.And(changes, op.Not(invalid)):
         for axis in range(rank):
@@ -238,4 +238,4 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
     return result
 
 
-FUNCTION = finish(_function, OP_TYPE, ["dX"])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["dX"])

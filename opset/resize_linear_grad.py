@@ -13,7 +13,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._resize_v2 import ResizeV2Spec
-from ._script import DOUBLE, OPSET, finish
+from ._script import OPSET, ToOpmath, finish_bodies
 from ._script_taps import AxisSize, IsDouble, LinearAxis, ShapeChecked
 
 OP_TYPE = "ResizeLinearGrad"
@@ -38,10 +38,10 @@ def _function(grads, original_image, align_corners: int = 0, scale: float = 0.0)
     """The length axis contracted with the matrix of its linear taps (_script_taps.LinearAxis), in double."""
     length = op.Constant(value_ints=[2])
     expected = op.Concat(op.Shape(original_image, start=0, end=2), op.Constant(value_ints=[-1]), axis=0)
-    grad = LinearAxis(op.Cast(ShapeChecked(grads, expected), to=DOUBLE), length,
+    grad = LinearAxis(ToOpmath(ShapeChecked(grads, expected)), length,
                       AxisSize(op.Shape(original_image), length), op.Constant(value_float=scale),
                       op.Constant(value_int=align_corners), IsDouble(grads))
     return op.CastLike(grad, grads)
 
 
-FUNCTION = finish(_function, OP_TYPE, ["y"])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["y"])

@@ -18,7 +18,7 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._resize_v2 import ResizeV2Spec
-from ._script import DOUBLE, INT64, OPSET, finish
+from ._script import INT64, OPSET, ToOpmath, finish_bodies
 from ._script_taps import AxisSize, TFNearestAxis, ShapeChecked
 
 OP_TYPE = "ResizeNearestNeighborV2Grad"
@@ -49,10 +49,10 @@ def _function(grads, size, align_corners: int = 0, half_pixel_centers: int = 0, 
     half = op.Constant(value_int=half_pixel_centers)
     h = op.Constant(value_ints=[2])
     w = op.Constant(value_ints=[3])
-    grad = op.Cast(ShapeChecked(grads, op.Constant(value_ints=[-1, -1, -1, -1])), to=DOUBLE)
+    grad = ToOpmath(ShapeChecked(grads, op.Constant(value_ints=[-1, -1, -1, -1])))
     grad = TFNearestAxis(grad, h, AxisSize(sizes, h), op.Gather(forward_scales, 0), corners, half)
     grad = TFNearestAxis(grad, w, AxisSize(sizes, w), op.Gather(forward_scales, 1), corners, half)
     return op.CastLike(grad, grads)
 
 
-FUNCTION = finish(_function, OP_TYPE, ["y"])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["y"])

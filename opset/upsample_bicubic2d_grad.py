@@ -17,7 +17,7 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from ._common import ReferenceOp
-from ._script import DOUBLE, OPSET, finish
+from ._script import OPSET, ToOpmath, finish_bodies
 from ._script_taps import CubicAxis, AxisSize, IsDouble, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
@@ -41,7 +41,7 @@ def _function(grad_output, input_size: list[int], output_size: list[int] = (), a
     sizes = op.Constant(value_ints=input_size)
     corners = op.Constant(value_int=align_corners)
     is_double = IsDouble(grad_output)
-    grad = op.Cast(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))), to=DOUBLE)
+    grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
     h = op.Constant(value_ints=[2])
     w = op.Constant(value_ints=[3])
     grad = CubicAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h), corners, is_double)
@@ -49,4 +49,4 @@ def _function(grad_output, input_size: list[int], output_size: list[int] = (), a
     return op.CastLike(grad, grad_output)
 
 
-FUNCTION = finish(_function, OP_TYPE, [SPEC.output])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, [SPEC.output])

@@ -13,7 +13,7 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from ._common import ReferenceOp
-from ._script import DOUBLE, OPSET, finish
+from ._script import OPSET, ToOpmath, finish_bodies
 from ._script_taps import NearestAxis, AxisSize, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
@@ -35,7 +35,7 @@ class UpsampleNearest2dGrad(ReferenceOp):
 def _function(grad_output, input_size: list[int], output_size: list[int], scales_h: float = 0.0, scales_w: float = 0.0):
     """Each spatial axis contracted with the matrix of its taps (_script_taps.NearestAxis), in double."""
     sizes = op.Constant(value_ints=input_size)
-    grad = op.Cast(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))), to=DOUBLE)
+    grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
     w = op.Sub(op.Reshape(op.Size(sizes), op.Constant(value_ints=[1])), 1)  # the last axis
     grad = NearestAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w))
     if op.Equal(op.Size(sizes), 4):
@@ -44,4 +44,4 @@ def _function(grad_output, input_size: list[int], output_size: list[int], scales
     return op.CastLike(grad, grad_output)
 
 
-FUNCTION = finish(_function, OP_TYPE, [SPEC.output])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, [SPEC.output])

@@ -11,7 +11,7 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from ._common import ReferenceOp
-from ._script import DOUBLE, OPSET, finish
+from ._script import OPSET, ToOpmath, finish_bodies
 from ._script_taps import NearestAxis, AxisSize, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
@@ -33,7 +33,7 @@ class UpsampleNearest3dGrad(ReferenceOp):
 def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales: list[float] = ()):
     """Each spatial axis contracted with the matrix of its taps (_script_taps.NearestAxis), in double."""
     sizes = op.Constant(value_ints=input_size)
-    grad = op.Cast(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))), to=DOUBLE)
+    grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
     forward_scales = op.Slice(op.Concat(op.Constant(value_floats=[0.0, 0.0, 0.0]), op.Constant(value_floats=scales), axis=0),
                               op.Constant(value_ints=[-3]), op.Constant(value_ints=[6]))  # zeros when absent
     d = op.Constant(value_ints=[2])
@@ -45,4 +45,4 @@ def _function(grad_output, input_size: list[int], output_size: list[int] = (), s
     return op.CastLike(grad, grad_output)
 
 
-FUNCTION = finish(_function, OP_TYPE, [SPEC.output])
+FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, [SPEC.output])
