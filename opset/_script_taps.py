@@ -1,11 +1,14 @@
-"""The onnxscript twins of _taps.py: each tap function as a dense matrix M[out, in], and the contraction.
+"""The onnxscript twins of _taps.py: each tap function as taps (index [out, K], weight [out, K]), and the contraction.
 
-A matrix helper takes input_len and output_len (int64 [1]), the forward scale (float32 scalar,
+A taps helper takes input_len and output_len (int64 [1]), the forward scale (float32 scalar,
 0 = not given), align_corners (int64 scalar) and `like`, a scalar zero of the arithmetic type
 (aten's opmath: float32 for float and the half types, float64 for double). Callers build the
-matrix in both types and keep the one of the input's dtype (`OpmathMatrix`), so every index is
-rounded as the framework rounds it. Matrices are dense: O(out x in) per axis, a few hundred
-kilobytes at the sizes of real layers.
+taps in both types and keep the ones of the input's dtype (`OpmathTaps`), so every index is
+rounded as the framework rounds it. The antialias filter (a window of varying width) is built
+as a dense matrix M[out, in] instead, small at the sizes it is used for.
+
+The contraction (ContractBand) is the kernels' gather form: each input gathers the run of
+outputs that read it, whole blocks of the axes after the contracted one at a time.
 """
 from __future__ import annotations
 
@@ -58,6 +61,13 @@ def IsDouble(x):
 def OpmathMatrix(is_double, matrix64, matrix32):
     """The matrix built in the input's opmath, as double."""
     return op.Where(is_double, matrix64, op.Cast(matrix32, to=DOUBLE))
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def OpmathTaps(is_double, index64, weight64, index32, weight32):
+    """The taps built in the input's opmath, weights as double."""
+    return op.Where(is_double, index64, index32), op.Where(is_double, weight64, op.Cast(weight32, to=DOUBLE))
 
 
 @helper
@@ -142,46 +152,66 @@ def GuardIndex(src, input_len):
 
 @helper
 @script(HELPERS, default_opset=op)
-def NearestMatrix(input_len, output_len, scale, like):
+def SingleTap(index, like):
+    """index [out] as taps: [out, 1] with weight 1."""
+    column = op.Unsqueeze(index, op.Constant(value_ints=[1]))
+    return column, op.CastLike(op.Expand(op.Constant(value_float=1.0), op.Shape(column)), like)
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def NearestTaps(input_len, output_len, scale, like):
     """aten nearest_idx: out == in copies, out == 2 in halves, else min(floorf(dst * scale32), in - 1)."""
     dst = Positions(output_len, op.Constant(value_int=0))
     ratio = AtenScale(input_len, output_len, scale, op.Constant(value_int=0), op.Constant(value_float=0.0))
     scaled = op.Min(op.Cast(op.Floor(op.Mul(op.Cast(dst, to=FLOAT), ratio)), to=INT64), op.Sub(input_len, 1))
     index = op.Where(op.Equal(output_len, input_len), dst,
                      op.Where(op.Equal(output_len, op.Mul(input_len, 2)), op.Div(dst, 2), scaled))
-    return OneHot(index, input_len, like)
+    taps, weights = SingleTap(index, like)
+    return taps, weights
 
 
 @helper
 @script(HELPERS, default_opset=op)
-def NearestExactMatrix(input_len, output_len, scale, like):
+def NearestExactTaps(input_len, output_len, scale, like):
     """aten nearest_exact_idx: min(floorf((dst + 0.5) * scale32), in - 1), the product in double."""
     ratio = AtenScale(input_len, output_len, scale, op.Constant(value_int=0), op.Constant(value_float=0.0))
     dst = Positions(output_len, op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
     product = op.Cast(op.Mul(op.Add(dst, 0.5), op.Cast(ratio, to=DOUBLE)), to=FLOAT)
     index = op.Min(op.Cast(op.Floor(product), to=INT64), op.Sub(input_len, 1))
-    return OneHot(index, input_len, like)
+    taps, weights = SingleTap(index, like)
+    return taps, weights
 
 
 @helper
 @script(HELPERS, default_opset=op)
-def LinearMatrix(input_len, output_len, scale, align_corners, like):
-    """aten compute_source_index_and_lambda: out == in copies, else two taps (1 - l, l)."""
+def Stack2(a, b):
+    """[out] and [out] -> [out, 2]."""
+    last = op.Constant(value_ints=[-1])
+    return op.Concat(op.Unsqueeze(a, last), op.Unsqueeze(b, last), axis=-1)
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def LinearTaps(input_len, output_len, scale, align_corners, like):
+    """aten compute_source_index_and_lambda: out == in copies (taps (dst, 1), (dst, 0)), else two taps (1 - l, l)."""
     ratio = AtenScale(input_len, output_len, scale, align_corners, like)
     src = AtenSourceIndex(ratio, output_len, align_corners, op.Constant(value_int=1), like)
     index0, lam = GuardIndex(src, input_len)
     index1 = op.Add(index0, op.Cast(op.Less(index0, op.Sub(input_len, 1)), to=INT64))
-    last = op.Constant(value_ints=[-1])
-    matrix = op.Add(op.Mul(OneHot(index0, input_len, like), op.Unsqueeze(op.Sub(1.0, lam), last)),
-                    op.Mul(OneHot(index1, input_len, like), op.Unsqueeze(lam, last)))
-    identity = OneHot(Positions(output_len, op.Constant(value_int=0)), input_len, like)
-    return op.Where(op.Equal(output_len, input_len), identity, matrix)
+    copies = op.Equal(output_len, input_len)
+    dst = Positions(output_len, op.Constant(value_int=0))
+    index0 = op.Where(copies, dst, index0)
+    index1 = op.Where(copies, dst, index1)
+    lam = op.Where(copies, op.CastLike(0.0, lam), lam)
+    return Stack2(index0, index1), Stack2(op.Sub(op.CastLike(1.0, lam), lam), lam)
 
 
 @helper
 @script(HELPERS, default_opset=op)
-def CubicMatrix(input_len, output_len, scale, align_corners, like):
-    """upsample_bicubic2d_backward: out == in copies, else 4 taps at floor - 1 .. + 2, clamped to the border."""
+def CubicTaps(input_len, output_len, scale, align_corners, like):
+    """upsample_bicubic2d_backward: out == in copies (tap (dst, 1), three of weight 0), else 4 taps at
+    floor - 1 .. + 2, clamped to the border."""
     ratio = AtenScale(input_len, output_len, scale, align_corners, like)
     src = AtenSourceIndex(ratio, output_len, align_corners, op.Constant(value_int=0), like)
     index, t = GuardIndex(src, input_len)
@@ -189,10 +219,10 @@ def CubicMatrix(input_len, output_len, scale, align_corners, like):
     last = op.Constant(value_ints=[-1])
     taps = op.Clip(op.Add(op.Unsqueeze(index, last), op.Constant(value_ints=[-1, 0, 1, 2])),
                    op.Constant(value_int=0), op.Sub(input_len, 1)[0])
-    matrix = op.ReduceSum(op.Mul(OneHot(taps, input_len, like), op.Unsqueeze(coeffs, last)),
-                          op.Constant(value_ints=[1]), keepdims=0)
-    identity = OneHot(Positions(output_len, op.Constant(value_int=0)), input_len, like)
-    return op.Where(op.Equal(output_len, input_len), identity, matrix)
+    copies = op.Equal(output_len, input_len)
+    dst = op.Unsqueeze(Positions(output_len, op.Constant(value_int=0)), last)
+    first = op.CastLike(op.Constant(value_floats=[1.0, 0.0, 0.0, 0.0]), like)
+    return op.Where(copies, op.Expand(dst, op.Shape(taps)), taps), op.Where(copies, op.Expand(first, op.Shape(coeffs)), coeffs)
 
 
 @helper
@@ -229,61 +259,163 @@ def AntialiasMatrix(input_len, output_len, scale, align_corners, cubic, like):
 
 @helper
 @script(HELPERS, default_opset=op)
-def BandTaps(matrix):
-    """The gather form of matrix [out, in]'s columns: for each input, the run of outputs from its first to its last
-    non-zero entry (every tap function here is monotone, so a column's non-zeros are one run), padded to the
-    longest run J. Returns rows [in, J] (int64, clipped to the matrix) and weights [in, J] (zero in the padding)."""
+def BandRows(first, last, out_len):
+    """rows [in, J] = first + 0 .. J - 1 clipped to the axis (J: the longest run, at least 1), and where each lies
+    inside its run first..last."""
+    run = op.Max(op.Add(op.Sub(last, first), 1), op.Constant(value_int=0))
+    longest = op.Max(op.ReduceMax(run, keepdims=1), op.Constant(value_ints=[1]))
+    steps = op.Range(op.Constant(value_int=0), longest[0], op.Constant(value_int=1))  # [J]
+    column = op.Constant(value_ints=[1])
+    rows = op.Min(op.Add(op.Unsqueeze(first, column), steps), op.Sub(out_len, 1))
+    return rows, op.Less(steps, op.Unsqueeze(run, column))
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def BandOfMatrix(matrix):
+    """The gather form of a dense matrix [out, in]: for each input, the run of outputs from its column's first to its
+    last non-zero entry, padded to the longest run J. Returns rows [in, J] (int64, clipped to the matrix) and
+    weights [in, J] (zero in the padding)."""
     nonzero = op.Cast(op.Not(op.Equal(matrix, op.CastLike(0.0, matrix))), to=FLOAT)
     first = op.ArgMax(nonzero, axis=0, keepdims=0)
     last = op.ArgMax(nonzero, axis=0, keepdims=0, select_last_index=1)
     some = op.Greater(op.ReduceSum(nonzero, op.Constant(value_ints=[0]), keepdims=0), op.Constant(value_float=0.0))
-    run = op.Where(some, op.Add(op.Sub(last, first), 1), op.Constant(value_int=0))  # [in]
-    longest = op.Max(op.ReduceMax(run, keepdims=1), op.Constant(value_ints=[1]))
-    steps = op.Range(op.Constant(value_int=0), longest[0], op.Constant(value_int=1))  # [J]
-    rows = op.Add(op.Unsqueeze(first, op.Constant(value_ints=[1])), steps)  # [in, J]
-    rows = op.Min(rows, op.Sub(op.Shape(matrix, start=0, end=1), 1))
-    inside = op.Less(steps, op.Unsqueeze(run, op.Constant(value_ints=[1])))
+    last = op.Where(some, last, op.Sub(first, 1))  # an empty column: an empty run
+    rows, inside = BandRows(first, last, op.Shape(matrix, start=0, end=1))
     weights = op.GatherElements(op.Transpose(matrix, perm=[1, 0]), rows, axis=1)
     return rows, op.Where(inside, weights, op.CastLike(0.0, matrix))
 
 
 @helper
 @script(HELPERS, default_opset=op)
-def ContractAxis(grad, matrix, axis):
-    """grad with its axis `axis` (int64 [1], >= 0) contracted with matrix [out, in]: that axis goes from out to in.
+def BandOfTaps(index, weight, input_len):
+    """The gather form of taps (index [out, K] into [0, in), weight [out, K]), in O(out K + in J): for each input,
+    the run of outputs first..last that read it, padded to the longest run J, and the summed weight of each (in tap
+    order, as a column of the dense matrix). Taps ascend along K, and every tap function is monotone (an output's
+    lowest and highest tap never decrease along the axis), so an input's first output is the number of outputs whose highest tap lies
+    below it, and its last the number whose lowest tap lies at or below it, less one: two histograms."""
+    out_len = op.Shape(index, start=0, end=1)
+    ones = op.Expand(op.Constant(value_ints=[1]), out_len)
+    bins = op.Expand(op.Constant(value_ints=[0]), op.Add(input_len, 1))
+    lowest = op.Squeeze(op.Slice(index, op.Constant(value_ints=[0]), op.Constant(value_ints=[1]),
+                                 op.Constant(value_ints=[1])), op.Constant(value_ints=[1]))
+    highest = op.Squeeze(op.Slice(index, op.Constant(value_ints=[-1]), op.Constant(value_ints=[2147483647]),
+                                  op.Constant(value_ints=[1])), op.Constant(value_ints=[1]))
+    below = op.ScatterElements(bins, op.Add(highest, 1), ones, reduction="add")
+    at_or_below = op.ScatterElements(bins, lowest, ones, reduction="add")
+    head = op.Constant(value_ints=[0])
+    first = op.Slice(op.CumSum(below, op.Constant(value_int=0)), head, input_len)
+    last = op.Sub(op.Slice(op.CumSum(at_or_below, op.Constant(value_int=0)), head, input_len), 1)
+    rows, inside = BandRows(first, last, out_len)
+    columns = op.Unsqueeze(op.Range(op.Constant(value_int=0), input_len[0], op.Constant(value_int=1)),
+                           op.Constant(value_ints=[1, 2]))  # [in, 1, 1]
+    hits = op.Equal(op.Gather(index, rows, axis=0), columns)  # [in, J, K]
+    summed = op.ReduceSum(op.Where(hits, op.Gather(weight, rows, axis=0), op.CastLike(0.0, weight)),
+                          op.Constant(value_ints=[2]), keepdims=0)
+    return rows, op.Where(inside, summed, op.CastLike(0.0, weight))
 
-    Sparse, in the kernels' gather form (BandTaps): each input gathers the J outputs of its run
-    along the axis (whole blocks of the axes after it), weighs and sums them: O(J x in x rest), not
-    the dense O(out x in x rest) product. The last axis is moved first (its blocks would be single
-    elements) and back. An empty tensor skips the gather (onnxruntime's Gather refuses it).
-    """
+
+@helper
+@script(HELPERS, default_opset=op)
+def ContractBand(grad, rows, weights, axis):
+    """grad with its axis `axis` (int64 [1], >= 0) contracted in gather form: input i of that axis is
+    sum_j weights[i, j] * grad[.., rows[i, j], ..], gathering whole blocks of the axes after it
+    (O(J x in x rest), where a dense product is O(out x in x rest)). The last axis is moved first
+    (its blocks would be single elements) and back. An empty tensor skips the gather (onnxruntime's
+    Gather refuses it)."""
     shape = op.Shape(grad)
     one = op.Constant(value_ints=[1])
     before = op.ReduceProd(op.Concat(one, op.Slice(shape, op.Constant(value_ints=[0]), axis), axis=0), keepdims=1)
     after = op.ReduceProd(op.Concat(one, op.Slice(shape, op.Add(axis, 1), op.Constant(value_ints=[2147483647])),
                                     axis=0), keepdims=1)
-    out_len = op.Shape(matrix, start=0, end=1)
-    in_len = op.Shape(matrix, start=1, end=2)
+    out_len = op.Slice(shape, axis, op.Add(axis, 1))
+    in_len = op.Shape(rows, start=0, end=1)
     result_shape = op.Concat(op.Slice(shape, op.Constant(value_ints=[0]), axis), in_len,
                              op.Slice(shape, op.Add(axis, 1), op.Constant(value_ints=[2147483647])), axis=0)
     if op.Equal(op.Size(grad), op.Constant(value_int=0)):
         result = op.Expand(op.CastLike(0.0, grad), result_shape)
     else:
-        rows, weights = BandTaps(op.CastLike(matrix, grad))
+        weights = op.CastLike(weights, grad)
         longest = op.Shape(rows, start=1, end=2)
         flat_rows = op.Reshape(rows, op.Constant(value_ints=[-1]))
         if op.Equal(after, one):
-            lines = op.Transpose(op.Reshape(grad, op.Concat(before, out_len, axis=0)), perm=[1, 0])  # [out, before]
-            picked = op.Reshape(op.Gather(lines, flat_rows, axis=0), op.Concat(in_len, longest, before, axis=0))
+            lines = op.Transpose(op.Reshape(grad, op.Concat(before, out_len, axis=0), allowzero=1), perm=[1, 0])  # [out, before]
+            picked = op.Reshape(op.Gather(lines, flat_rows, axis=0), op.Concat(in_len, longest, before, axis=0), allowzero=1)
             summed = op.ReduceSum(op.Mul(picked, op.Unsqueeze(weights, op.Constant(value_ints=[2]))),
                                   op.Constant(value_ints=[1]), keepdims=0)
             flat = op.Transpose(summed, perm=[1, 0])
         else:
-            blocks = op.Reshape(grad, op.Concat(before, out_len, after, axis=0))
-            picked = op.Reshape(op.Gather(blocks, flat_rows, axis=1), op.Concat(before, in_len, longest, after, axis=0))
+            blocks = op.Reshape(grad, op.Concat(before, out_len, after, axis=0), allowzero=1)
+            picked = op.Reshape(op.Gather(blocks, flat_rows, axis=1), op.Concat(before, in_len, longest, after, axis=0), allowzero=1)
             flat = op.ReduceSum(op.Mul(picked, op.Unsqueeze(weights, op.Constant(value_ints=[2]))),
                                 op.Constant(value_ints=[2]), keepdims=0)
-        result = op.Reshape(flat, result_shape)
+        result = op.Reshape(flat, result_shape, allowzero=1)
+    return result
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def WholeFactor(out_len, input_len):
+    """out // in (at least 1), and whether out is that whole multiple of a non-empty in."""
+    factor = op.Max(op.Div(out_len, op.Max(input_len, op.Constant(value_ints=[1]))), op.Constant(value_ints=[1]))
+    whole = op.And(op.Equal(op.Mul(factor, input_len), out_len), op.Greater(input_len, 0))
+    return factor, whole
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def SumGroups(grad, axis, input_len, factor):
+    """The nearest upsampling by a whole factor k contracted: input i sums its k outputs k i .. k i + k - 1, as a
+    Reshape and a ReduceSum (one pass, no gather; the same sums in the same order as the gather form)."""
+    shape = op.Shape(grad)
+    grouped = op.Concat(op.Slice(shape, op.Constant(value_ints=[0]), axis), input_len, factor,
+                        op.Slice(shape, op.Add(axis, 1), op.Constant(value_ints=[2147483647])), axis=0)
+    return op.ReduceSum(op.Reshape(grad, grouped, allowzero=1), op.Add(axis, 1), keepdims=0)
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def ContractAxis(grad, matrix, axis):
+    """grad's axis `axis` contracted with a dense matrix [out, in]: SumGroups when it is a nearest upsampling by a
+    whole factor (row o one 1 at o // k), else ContractBand of BandOfMatrix."""
+    out_len = op.Shape(matrix, start=0, end=1)
+    input_len = op.Shape(matrix, start=1, end=2)
+    factor, whole = WholeFactor(out_len, input_len)
+    groups = op.Equal(op.Unsqueeze(op.Div(op.Range(op.Constant(value_int=0), out_len[0], op.Constant(value_int=1)),
+                                          factor), op.Constant(value_ints=[1])),
+                      op.Range(op.Constant(value_int=0), input_len[0], op.Constant(value_int=1)))  # [out, in]
+    same = op.Equal(op.CastLike(groups, matrix), matrix)
+    if op.ReduceMin(op.Cast(op.And(whole, op.ReduceMin(op.Cast(same, to=INT64), keepdims=1) == 1), to=INT64),
+                    keepdims=0) == 1:
+        result = SumGroups(grad, axis, input_len, factor)
+    else:
+        rows, weights = BandOfMatrix(matrix)
+        result = ContractBand(grad, rows, weights, axis)
+    return result
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def ContractTaps(grad, index, weight, input_len, axis):
+    """grad's axis `axis` contracted with taps: SumGroups when they are a nearest upsampling by a whole factor
+    (one tap of weight 1, output o reading input o // k), else ContractBand of BandOfTaps."""
+    out_len = op.Shape(index, start=0, end=1)
+    factor, whole = WholeFactor(out_len, input_len)
+    single = op.Equal(op.Shape(index, start=1, end=2), op.Constant(value_ints=[1]))
+    if op.ReduceMin(op.Cast(op.And(whole, single), to=INT64), keepdims=0) == 1:
+        expected = op.Div(op.Range(op.Constant(value_int=0), out_len[0], op.Constant(value_int=1)), factor)
+        # (column 0 of the one column: a branch not taken must still pass shape inference with any K)
+        first = op.Constant(value_int=0)
+        copies = op.And(op.Equal(op.Gather(index, first, axis=1), expected),
+                        op.Equal(op.Gather(weight, first, axis=1), op.CastLike(1.0, weight)))
+        regular = op.ReduceMin(op.Cast(copies, to=INT64), keepdims=0) == 1
+    else:
+        regular = op.Constant(value=onnx.helper.make_tensor("false", BOOL, [], [False]))
+    if regular:
+        result = SumGroups(grad, axis, input_len, factor)
+    else:
+        rows, weights = BandOfTaps(index, weight, input_len)
+        result = ContractBand(grad, rows, weights, axis)
     return result
 
 
@@ -303,7 +435,7 @@ def TFScale(input_len, output_len, scale, align_corners):
 
 @helper
 @script(HELPERS, default_opset=op)
-def TFNearestMatrix(input_len, output_len, scale, align_corners, half_pixel_centers, like):
+def TFNearestTaps(input_len, output_len, scale, align_corners, half_pixel_centers, like):
     """_taps.tf_nearest: roundf(i s) with align_corners, floorf((i + 0.5) s) with half_pixel_centers, else
     floorf(i s); clamped to [0, in - 1]; float32 arithmetic."""
     s = TFScale(input_len, output_len, scale, align_corners)
@@ -315,12 +447,13 @@ def TFNearestMatrix(input_len, output_len, scale, align_corners, half_pixel_cent
     index = op.Where(op.Cast(align_corners, to=BOOL), rounded,
                      op.Where(op.Cast(half_pixel_centers, to=BOOL), half, legacy))
     index = op.Clip(op.Cast(index, to=INT64), op.Constant(value_int=0), op.Sub(input_len, 1)[0])
-    return OneHot(index, input_len, like)
+    taps, weights = SingleTap(index, like)
+    return taps, weights
 
 
 @helper
 @script(HELPERS, default_opset=op)
-def TFLegacyLinearMatrix(input_len, output_len, scale, like):
+def TFLegacyLinearTaps(input_len, output_len, scale, like):
     """_taps.tf_legacy_linear: float32 src = i s, top floor, bottom min(ceil, in - 1), lerp src - floor(src)."""
     ratio = op.Where(op.Greater(scale, 0.0),
                      op.Cast(op.Div(op.Cast(op.Constant(value_float=1.0), to=DOUBLE), op.Cast(scale, to=DOUBLE)), to=FLOAT),
@@ -329,8 +462,8 @@ def TFLegacyLinearMatrix(input_len, output_len, scale, like):
     low = op.Floor(src)
     top = op.Min(op.Cast(low, to=INT64), op.Sub(input_len, 1))
     bottom = op.Min(op.Cast(op.Ceil(src), to=INT64), op.Sub(input_len, 1))
-    lerp = op.Unsqueeze(op.CastLike(op.Sub(src, low), like), op.Constant(value_ints=[-1]))
-    return op.Add(op.Mul(OneHot(top, input_len, like), op.Sub(1.0, lerp)), op.Mul(OneHot(bottom, input_len, like), lerp))
+    lerp = op.CastLike(op.Sub(src, low), like)
+    return Stack2(top, bottom), Stack2(op.Sub(op.CastLike(1.0, lerp), lerp), lerp)
 
 
 # --------------------------------------------------------------------------- one axis of the backward, per tap function
@@ -355,38 +488,38 @@ def AxisSize(sizes, axis):
 @helper
 @script(HELPERS, default_opset=op)
 def NearestAxis(grad, axis, input_len, scale):
-    matrix = NearestMatrix(input_len, AxisLength(grad, axis), scale, op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
-    return ContractAxis(grad, matrix, axis)
+    index, weight = NearestTaps(input_len, AxisLength(grad, axis), scale, op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
+    return ContractTaps(grad, index, weight, input_len, axis)
 
 
 @helper
 @script(HELPERS, default_opset=op)
 def NearestExactAxis(grad, axis, input_len, scale):
-    matrix = NearestExactMatrix(input_len, AxisLength(grad, axis), scale,
-                                op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
-    return ContractAxis(grad, matrix, axis)
+    index, weight = NearestExactTaps(input_len, AxisLength(grad, axis), scale,
+                                     op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
+    return ContractTaps(grad, index, weight, input_len, axis)
 
 
 @helper
 @script(HELPERS, default_opset=op)
 def LinearAxis(grad, axis, input_len, scale, align_corners, is_double):
     output_len = AxisLength(grad, axis)
-    matrix = OpmathMatrix(is_double,
-                          LinearMatrix(input_len, output_len, scale, align_corners,
-                                       op.Cast(op.Constant(value_float=0.0), to=DOUBLE)),
-                          LinearMatrix(input_len, output_len, scale, align_corners, op.Constant(value_float=0.0)))
-    return ContractAxis(grad, matrix, axis)
+    index64, weight64 = LinearTaps(input_len, output_len, scale, align_corners,
+                                   op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
+    index32, weight32 = LinearTaps(input_len, output_len, scale, align_corners, op.Constant(value_float=0.0))
+    index, weight = OpmathTaps(is_double, index64, weight64, index32, weight32)
+    return ContractTaps(grad, index, weight, input_len, axis)
 
 
 @helper
 @script(HELPERS, default_opset=op)
 def CubicAxis(grad, axis, input_len, scale, align_corners, is_double):
     output_len = AxisLength(grad, axis)
-    matrix = OpmathMatrix(is_double,
-                          CubicMatrix(input_len, output_len, scale, align_corners,
-                                      op.Cast(op.Constant(value_float=0.0), to=DOUBLE)),
-                          CubicMatrix(input_len, output_len, scale, align_corners, op.Constant(value_float=0.0)))
-    return ContractAxis(grad, matrix, axis)
+    index64, weight64 = CubicTaps(input_len, output_len, scale, align_corners,
+                                  op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
+    index32, weight32 = CubicTaps(input_len, output_len, scale, align_corners, op.Constant(value_float=0.0))
+    index, weight = OpmathTaps(is_double, index64, weight64, index32, weight32)
+    return ContractTaps(grad, index, weight, input_len, axis)
 
 
 @helper
@@ -404,9 +537,9 @@ def AntialiasAxis(grad, axis, input_len, scale, align_corners, cubic, is_double)
 @helper
 @script(HELPERS, default_opset=op)
 def TFNearestAxis(grad, axis, input_len, scale, align_corners, half_pixel_centers):
-    matrix = TFNearestMatrix(input_len, AxisLength(grad, axis), scale, align_corners, half_pixel_centers,
-                             op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
-    return ContractAxis(grad, matrix, axis)
+    index, weight = TFNearestTaps(input_len, AxisLength(grad, axis), scale, align_corners, half_pixel_centers,
+                                  op.Cast(op.Constant(value_float=0.0), to=DOUBLE))
+    return ContractTaps(grad, index, weight, input_len, axis)
 
 
 @helper
@@ -417,9 +550,10 @@ def TFLinearAxis(grad, axis, input_len, scale, align_corners, half_pixel_centers
     zero64 = op.Cast(op.Constant(value_float=0.0), to=DOUBLE)
     zero32 = op.Constant(value_float=0.0)
     if op.Or(op.Cast(align_corners, to=BOOL), op.Cast(half_pixel_centers, to=BOOL)):
-        matrix = OpmathMatrix(is_double, LinearMatrix(input_len, output_len, scale, align_corners, zero64),
-                              LinearMatrix(input_len, output_len, scale, align_corners, zero32))
+        index64, weight64 = LinearTaps(input_len, output_len, scale, align_corners, zero64)
+        index32, weight32 = LinearTaps(input_len, output_len, scale, align_corners, zero32)
     else:
-        matrix = OpmathMatrix(is_double, TFLegacyLinearMatrix(input_len, output_len, scale, zero64),
-                              TFLegacyLinearMatrix(input_len, output_len, scale, zero32))
-    return ContractAxis(grad, matrix, axis)
+        index64, weight64 = TFLegacyLinearTaps(input_len, output_len, scale, zero64)
+        index32, weight32 = TFLegacyLinearTaps(input_len, output_len, scale, zero32)
+    index, weight = OpmathTaps(is_double, index64, weight64, index32, weight32)
+    return ContractTaps(grad, index, weight, input_len, axis)

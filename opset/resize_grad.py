@@ -218,18 +218,18 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
     grad = ToOpmath(dY)
     changes = op.Equal(op.ReduceMin(op.Cast(op.Equal(out_dims, in_dims), to=INT64), keepdims=0), 0)  # else Resize copies
     if op.And(changes, op.Not(invalid)):
-        for axis in range(rank):
+        # the axes Resize changes (antialias keeps an axis whose length is kept, the others one whose scale is 1),
+        # first to last: a Loop over them alone carries grad without a copy per kept axis
+        smoothing = op.Cast(smooth, to=onnx.TensorProto.BOOL)
+        keeps = op.Or(op.And(smoothing, op.Equal(in_dims, out_dims)), op.And(op.Not(smoothing), op.Equal(scale_of, 1.0)))
+        changed = op.Compress(op.Range(op.Constant(value_int=0), rank, op.Constant(value_int=1)), op.Not(keeps))
+        for k in range(op.Size(changed)):
+            axis = op.Gather(changed, k)
             position = op.Reshape(axis, op.Constant(value_ints=[1]))
-            size_in = op.Gather(in_dims, position)
-            size_out = op.Gather(out_dims, position)
-            scale = op.Gather(scale_of, axis)
-            smoothing = op.Cast(smooth, to=onnx.TensorProto.BOOL)  # antialias keeps an axis whose length is kept
-            keeps = op.Or(op.And(smoothing, op.Equal(size_in, size_out)[0]),
-                          op.And(op.Not(smoothing), op.Equal(scale, 1.0)))
-            if op.Not(keeps):
-                matrix = ResizeAxisMatrix(mode_code, ctm, rounding, a, outside, smooth, size_in, size_out, scale,
-                                          op.Gather(starts, axis), op.Gather(ends, axis))
-                grad = ContractAxis(grad, op.Cast(matrix, to=DOUBLE), position)
+            matrix = ResizeAxisMatrix(mode_code, ctm, rounding, a, outside, smooth, op.Gather(in_dims, position),
+                                      op.Gather(out_dims, position), op.Gather(scale_of, axis),
+                                      op.Gather(starts, axis), op.Gather(ends, axis))
+            grad = ContractAxis(grad, op.Cast(matrix, to=DOUBLE), position)
     if invalid:
         nan = op.Div(op.Constant(value_float=0.0), op.Constant(value_float=0.0))
         result = op.CastLike(op.Expand(nan, in_dims), X)
