@@ -13,7 +13,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import INT64, OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AxisTaps
+from ._script_grid import AxisTaps, ScatterGatherTaps
 
 OP_TYPE = "GridSampler2DGrad"
 INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")
@@ -52,7 +52,7 @@ def _str(value, default: str) -> str:
 @script(OPSET, default_opset=op)
 def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", padding_mode: str = "zeros",
               align_corners: int = 0):
-    """Per-axis taps, one ScatterElements(add) for grad_input, one GatherElements for grad_grid; in double."""
+    """Per-axis taps; both gradients from rows of channels (_script_grid.ScatterGatherTaps)."""
     # an empty batch or channel axis gives zeros (onnxruntime's GatherElements refuses empty index shapes)
     if op.Equal(op.ReduceProd(op.Shape(input, start=0, end=2), keepdims=0), op.Constant(value_int=0)):
         grad_input = op.CastLike(op.Expand(op.Constant(value_float=0.0), op.Shape(input)), input)
@@ -89,23 +89,14 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         slope_x = op.Mul(op.Unsqueeze(sx, col), op.Unsqueeze(wy, row))
         slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))
 
-        # planes [N, C, H*W]; taps flattened to [N, C, P*Kx*Ky] in (point, x tap, y tap) order
-        taps = op.ReduceProd(op.Shape(weight, start=1), keepdims=1)
+        # planes [N, C, H*W], points [N, C, P], taps [N, P, Kx*Ky] in (x tap, y tap) order
+        tap_shape = op.Concat(batch, points, op.ReduceProd(op.Shape(weight, start=2), keepdims=1), axis=0)
         image = op.Reshape(ToOpmath(input), op.Concat(batch, channels, pixels, axis=0), allowzero=1)
-        index = op.Expand(op.Unsqueeze(op.Reshape(flat, op.Concat(batch, taps, axis=0), allowzero=1),
-                                       op.Constant(value_ints=[1])),
-                          op.Concat(batch, channels, op.Constant(value_ints=[1]), axis=0))
-        g_out = op.Reshape(ToOpmath(grad_output),
-                           op.Concat(batch, channels, points, op.Constant(value_ints=[1, 1]), axis=0), allowzero=1)
-        taps_shape = op.Concat(batch, channels, op.Shape(weight, start=1), axis=0)
-
-        contribution = op.Reshape(op.Mul(g_out, op.Unsqueeze(weight, op.Constant(value_ints=[1]))),
-                                  op.Concat(batch, channels, taps, axis=0), allowzero=1)
-        grad_input = op.ScatterElements(op.Expand(zero, op.Shape(image)), index, contribution, axis=2, reduction="add")
+        g_out = op.Reshape(ToOpmath(grad_output), op.Concat(batch, channels, points, axis=0), allowzero=1)
+        grad_input, dot = ScatterGatherTaps(image, g_out, op.Reshape(flat, tap_shape, allowzero=1),
+                                            op.Reshape(weight, tap_shape, allowzero=1))
         grad_input = op.CastLike(op.Reshape(grad_input, op.Shape(input), allowzero=1), input)
-
-        values = op.Reshape(op.GatherElements(image, index, axis=2), taps_shape, allowzero=1)
-        dot = op.Where(inside, op.ReduceSum(op.Mul(values, g_out), op.Constant(value_ints=[1]), keepdims=0), zero)
+        dot = op.Where(inside, op.Reshape(dot, op.Shape(weight), allowzero=1), zero)
         tap_axes = op.Constant(value_ints=[2, 3])
         gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)
         giy = op.Mul(op.ReduceSum(op.Mul(dot, slope_y), tap_axes, keepdims=0), mult_y)

@@ -14,7 +14,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import INT64, OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AxisTaps
+from ._script_grid import AxisTaps, ScatterGatherTaps
 from .grid_sampler_2d_grad import _str
 
 OP_TYPE = "GridSampler3DGrad"
@@ -43,7 +43,7 @@ class GridSampler3DGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode: str = "zeros", align_corners: int = 0):
-    """Per-axis taps, one ScatterElements(add) for dx, one GatherElements for dgrid; in double."""
+    """Per-axis taps; both gradients from rows of channels (_script_grid.ScatterGatherTaps)."""
     if op.Equal(op.ReduceProd(op.Shape(x, start=0, end=2), keepdims=0), op.Constant(value_int=0)):
         dx = op.CastLike(op.Expand(op.Constant(value_float=0.0), op.Shape(x)), x)
         dgrid = op.CastLike(op.Expand(op.Constant(value_float=0.0), op.Shape(grid)), grid)
@@ -83,23 +83,14 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         slope_y = op.Mul(op.Mul(wx3, op.Unsqueeze(sy, ay)), wz3)
         slope_z = op.Mul(op.Mul(wx3, wy3), op.Unsqueeze(sz, az))
 
-        # volumes [N, C, D*H*W]; taps flattened to [N, C, P*Kx*Ky*Kz]
-        taps = op.ReduceProd(op.Shape(weight, start=1), keepdims=1)
+        # volumes [N, C, D*H*W], points [N, C, P], taps [N, P, Kx*Ky*Kz] in (x, y, z tap) order
+        tap_shape = op.Concat(batch, points, op.ReduceProd(op.Shape(weight, start=2), keepdims=1), axis=0)
         image = op.Reshape(ToOpmath(x), op.Concat(batch, channels, voxels, axis=0), allowzero=1)
-        index = op.Expand(op.Unsqueeze(op.Reshape(flat, op.Concat(batch, taps, axis=0), allowzero=1),
-                                       op.Constant(value_ints=[1])),
-                          op.Concat(batch, channels, op.Constant(value_ints=[1]), axis=0))
-        g_out = op.Reshape(ToOpmath(grad),
-                           op.Concat(batch, channels, points, op.Constant(value_ints=[1, 1, 1]), axis=0), allowzero=1)
-        taps_shape = op.Concat(batch, channels, op.Shape(weight, start=1), axis=0)
-
-        contribution = op.Reshape(op.Mul(g_out, op.Unsqueeze(weight, op.Constant(value_ints=[1]))),
-                                  op.Concat(batch, channels, taps, axis=0), allowzero=1)
-        dx = op.ScatterElements(op.Expand(zero, op.Shape(image)), index, contribution, axis=2, reduction="add")
+        g_out = op.Reshape(ToOpmath(grad), op.Concat(batch, channels, points, axis=0), allowzero=1)
+        dx, dot = ScatterGatherTaps(image, g_out, op.Reshape(flat, tap_shape, allowzero=1),
+                                            op.Reshape(weight, tap_shape, allowzero=1))
         dx = op.CastLike(op.Reshape(dx, op.Shape(x), allowzero=1), x)
-
-        values = op.Reshape(op.GatherElements(image, index, axis=2), taps_shape, allowzero=1)
-        dot = op.Where(inside, op.ReduceSum(op.Mul(values, g_out), op.Constant(value_ints=[1]), keepdims=0), zero)
+        dot = op.Where(inside, op.Reshape(dot, op.Shape(weight), allowzero=1), zero)
         tap_axes = op.Constant(value_ints=[2, 3, 4])
         gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)
         giy = op.Mul(op.ReduceSum(op.Mul(dot, slope_y), tap_axes, keepdims=0), mult_y)
