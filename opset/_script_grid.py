@@ -125,6 +125,20 @@ def AxisTaps(coord, size, align_corners, padding, interpolation):
 
 @helper
 @script(HELPERS, default_opset=op)
+def InRange(taps, size):
+    """Which tap positions lie in [0, size - 1] (size in the taps' type)."""
+    return op.And(op.GreaterOrEqual(taps, op.CastLike(0.0, taps)), op.LessOrEqual(taps, op.Sub(size, 1.0)))
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def TapIndex(taps, inside):
+    """Tap positions as int64, 0 where outside (an outside position may be huge or NaN)."""
+    return op.Cast(op.Where(inside, taps, op.CastLike(0.0, taps)), to=onnx.TensorProto.INT64)
+
+
+@helper
+@script(HELPERS, default_opset=op)
 def ScatterGatherTaps(image, g_out, flat, weight):
     """Both halves of a grid sampler's backward over its taps, channels last as the kernels lay them out.
 

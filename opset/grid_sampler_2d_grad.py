@@ -12,8 +12,8 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
-from ._script import INT64, OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AxisTaps, ScatterGatherTaps
+from ._script import OPSET, ToOpmath, finish_bodies, ml
+from ._script_grid import AxisTaps, InRange, ScatterGatherTaps, TapIndex
 
 OP_TYPE = "GridSampler2DGrad"
 INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")
@@ -79,12 +79,14 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         # every (point, x tap, y tap): [N, P, Kx, Ky]
         col = op.Constant(value_ints=[-1])
         row = op.Constant(value_ints=[-2])
-        px = op.Unsqueeze(tx, col)
-        py = op.Unsqueeze(ty, row)
-        zero = op.CastLike(0.0, px)
-        inside = op.And(op.And(op.GreaterOrEqual(px, zero), op.LessOrEqual(px, op.Sub(width, 1.0))),
-                        op.And(op.GreaterOrEqual(py, zero), op.LessOrEqual(py, op.Sub(height, 1.0))))
-        flat = op.Cast(op.Where(inside, op.Add(op.Mul(py, width), px), zero), to=INT64)
+        # per-axis bounds and int64 offsets first (small; int64: a float32 flat index is inexact past 2^24
+        # pixels), then one broadcast each over [N, P, Kx, Ky]
+        in_x, in_y = InRange(tx, width), InRange(ty, height)
+        inside = op.And(op.Unsqueeze(in_x, col), op.Unsqueeze(in_y, row))
+        zero = op.CastLike(0.0, tx)
+        offsets = op.Add(op.Unsqueeze(op.Mul(TapIndex(ty, in_y), op.Shape(input, start=3, end=4)), row),
+                         op.Unsqueeze(TapIndex(tx, in_x), col))
+        flat = op.Where(inside, offsets, op.Constant(value_int=0))
         weight = op.Where(inside, op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(wy, row)), zero)
         slope_x = op.Mul(op.Unsqueeze(sx, col), op.Unsqueeze(wy, row))
         slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))

@@ -13,8 +13,8 @@ from onnxscript import script
 
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
-from ._script import INT64, OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AxisTaps, ScatterGatherTaps
+from ._script import OPSET, ToOpmath, finish_bodies, ml
+from ._script_grid import AxisTaps, InRange, ScatterGatherTaps, TapIndex
 from .grid_sampler_2d_grad import _str
 
 OP_TYPE = "GridSampler3DGrad"
@@ -71,12 +71,17 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         ax = op.Constant(value_ints=[-1, -2])
         ay = op.Constant(value_ints=[-1, -3])
         az = op.Constant(value_ints=[-2, -3])
-        px, py, pz = op.Unsqueeze(tx, ax), op.Unsqueeze(ty, ay), op.Unsqueeze(tz, az)
-        zero = op.CastLike(0.0, px)
-        inside = op.And(op.And(op.And(op.GreaterOrEqual(px, zero), op.LessOrEqual(px, op.Sub(width, 1.0))),
-                               op.And(op.GreaterOrEqual(py, zero), op.LessOrEqual(py, op.Sub(height, 1.0)))),
-                        op.And(op.GreaterOrEqual(pz, zero), op.LessOrEqual(pz, op.Sub(depth, 1.0))))
-        flat = op.Cast(op.Where(inside, op.Add(op.Mul(op.Add(op.Mul(pz, height), py), width), px), zero), to=INT64)
+        # per-axis bounds and int64 offsets first (small; int64: a float32 flat index is inexact past 2^24
+        # voxels), then one broadcast each over [N, P, Kx, Ky, Kz]
+        in_x, in_y, in_z = InRange(tx, width), InRange(ty, height), InRange(tz, depth)
+        inside = op.And(op.And(op.Unsqueeze(in_x, ax), op.Unsqueeze(in_y, ay)), op.Unsqueeze(in_z, az))
+        zero = op.CastLike(0.0, tx)
+        row_len = op.Shape(x, start=4, end=5)
+        plane = op.Mul(op.Shape(x, start=3, end=4), row_len)
+        offsets = op.Add(op.Add(op.Unsqueeze(op.Mul(TapIndex(tz, in_z), plane), az),
+                                op.Unsqueeze(op.Mul(TapIndex(ty, in_y), row_len), ay)),
+                         op.Unsqueeze(TapIndex(tx, in_x), ax))
+        flat = op.Where(inside, offsets, op.Constant(value_int=0))
         wx3, wy3, wz3 = op.Unsqueeze(wx, ax), op.Unsqueeze(wy, ay), op.Unsqueeze(wz, az)
         weight = op.Where(inside, op.Mul(op.Mul(wx3, wy3), wz3), zero)
         slope_x = op.Mul(op.Mul(op.Unsqueeze(sx, ax), wy3), wz3)
