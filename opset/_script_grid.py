@@ -1,6 +1,7 @@
 """onnxscript building blocks of the grid samplers: aten's GridSampler.h coordinate rules per axis.
 
-The twins of _coords.py, vectorised over tensors of grid coordinates (in double).
+The twins of _coords.py, vectorised over tensors of grid coordinates (in the body's arithmetic type:
+_script.ToOpmath).
 """
 from __future__ import annotations
 

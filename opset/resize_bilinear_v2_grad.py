@@ -38,7 +38,7 @@ class ResizeBilinearV2Grad(ReferenceOp):
 @script(OPSET, default_opset=op)
 def _function(grads, original_image, align_corners: int = 0, half_pixel_centers: int = 0,
               scales: list[float] = (0.0, 0.0)):
-    """Both axes contracted with the matrices of their taps (_script_taps.TFLinearAxis), in double."""
+    """Both axes contracted with their taps (_script_taps.TFLinearAxis), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Shape(original_image)
     forward_scales = op.Constant(value_floats=scales)
     corners = op.Constant(value_int=align_corners)

@@ -142,7 +142,7 @@ def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_trans
               extrapolation_value: float = 0.0, antialias: int = 0, axes: list[int] = (),
               keep_aspect_ratio_policy: str = "stretch"):
     """Each resized axis contracted with its dense tap matrix (_script_resize.ResizeAxisMatrix), in a Loop over the
-    axes; in double. attach() gives every node all five inputs (an absent one as an empty tensor). Run-time values
+    axes, in the body's arithmetic type (_script.ToOpmath). attach() gives every node all five inputs (an absent one as an empty tensor). Run-time values
     the kernel refuses (scales and sizes both or neither given, a wrong count, a scale not finite and > 0, a size <= 0,
     scales with a keep_aspect_ratio_policy, a roi of the wrong length, sizes making an empty axis non-empty) and a dY
     whose shape Resize would not produce give NaN shaped like X (a function cannot raise; the kernel names the fault)."""

@@ -35,7 +35,7 @@ class ResizeLinearGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grads, original_image, align_corners: int = 0, scale: float = 0.0):
-    """The length axis contracted with the matrix of its linear taps (_script_taps.LinearAxis), in double."""
+    """The length axis contracted with its linear taps (_script_taps.LinearAxis), in the body's arithmetic type (_script.ToOpmath)."""
     length = op.Constant(value_ints=[2])
     expected = op.Concat(op.Shape(original_image, start=0, end=2), op.Constant(value_ints=[-1]), axis=0)
     grad = LinearAxis(ToOpmath(ShapeChecked(grads, expected)), length,

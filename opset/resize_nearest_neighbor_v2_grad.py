@@ -40,7 +40,7 @@ class ResizeNearestNeighborV2Grad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grads, size, align_corners: int = 0, half_pixel_centers: int = 0, scales: list[float] = (0.0, 0.0)):
-    """Both axes contracted with the matrices of their taps (_script_taps.TFNearestAxis), in double."""
+    """Both axes contracted with their taps (_script_taps.TFNearestAxis), in the body's arithmetic type (_script.ToOpmath)."""
     # a `size` without 2 values fails the Reshape at run time (the kernel names the fault; a function cannot)
     sizes = op.Concat(op.Shape(grads, start=0, end=2), op.Reshape(op.Cast(size, to=INT64), op.Constant(value_ints=[2])),
                       axis=0)

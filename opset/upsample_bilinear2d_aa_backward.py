@@ -32,7 +32,7 @@ class UpsampleBilinear2dAABackward(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int] = (), align_corners: int = 0, scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with the matrix of its taps (_script_taps.AntialiasAxis), in double."""
+    """Each spatial axis contracted with its taps (_script_taps.AntialiasAxis), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     corners = op.Constant(value_int=align_corners)
     is_double = IsDouble(grad_output)

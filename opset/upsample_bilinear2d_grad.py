@@ -33,16 +33,17 @@ class UpsampleBilinear2dGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int], align_corners: int = 0, scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with the matrix of its taps (_script_taps.LinearAxis), in double."""
+    """Each spatial axis contracted with its taps (_script_taps.LinearAxis), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     corners = op.Constant(value_int=align_corners)
     is_double = IsDouble(grad_output)
     grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    w = op.Sub(op.Reshape(op.Size(sizes), op.Constant(value_ints=[1])), 1)  # the last axis
-    grad = LinearAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w), corners, is_double)
+    # H first (the 2-D form): the last axis, which moves to the front and back, then has the smaller tensor
     if op.Equal(op.Size(sizes), 4):
         h = op.Constant(value_ints=[2])
         grad = LinearAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h), corners, is_double)
+    w = op.Sub(op.Reshape(op.Size(sizes), op.Constant(value_ints=[1])), 1)  # the last axis
+    grad = LinearAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w), corners, is_double)
     return op.CastLike(grad, grad_output)
 
 

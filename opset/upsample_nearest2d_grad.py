@@ -33,14 +33,15 @@ class UpsampleNearest2dGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int], scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with the matrix of its taps (_script_taps.NearestAxis), in double."""
+    """Each spatial axis contracted with its taps (_script_taps.NearestAxis), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    w = op.Sub(op.Reshape(op.Size(sizes), op.Constant(value_ints=[1])), 1)  # the last axis
-    grad = NearestAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w))
+    # H first (the 2-D form): the last axis, which moves to the front and back, then has the smaller tensor
     if op.Equal(op.Size(sizes), 4):
         h = op.Constant(value_ints=[2])
         grad = NearestAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h))
+    w = op.Sub(op.Reshape(op.Size(sizes), op.Constant(value_ints=[1])), 1)  # the last axis
+    grad = NearestAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w))
     return op.CastLike(grad, grad_output)
 
 

@@ -32,7 +32,7 @@ class UpsampleNearestExact1dGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales: float = 0.0):
-    """Each spatial axis contracted with the matrix of its taps (_script_taps.NearestExactAxis), in double."""
+    """Each spatial axis contracted with its taps (_script_taps.NearestExactAxis), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
     w = op.Constant(value_ints=[2])

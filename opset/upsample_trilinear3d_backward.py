@@ -31,7 +31,7 @@ class UpsampleTrilinear3dBackward(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int], align_corners: int = 0, scale_d: float = 0.0, scale_h: float = 0.0, scale_w: float = 0.0):
-    """Each spatial axis contracted with the matrix of its taps (_script_taps.LinearAxis), in double."""
+    """Each spatial axis contracted with its taps (_script_taps.LinearAxis), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     corners = op.Constant(value_int=align_corners)
     is_double = IsDouble(grad_output)
