@@ -482,8 +482,28 @@ def _resize_grad_cases():
     return cases
 
 
+def _half_step_cases():
+    """2x downsampling on a wide last axis: the column gather's half-step run (separable.h StridedRun, phases 2),
+    inputs 2m and 2m + 1 reading outputs from m on, in its one-tap (linear) and two-tap (cubic, antialiased: each
+    phase its own offsets) forms, and irregular ends through the table; bfloat16 takes the blocked loop."""
+    cases = []
+    for w_in, scale in ((80, 0.0), (81, 0.5)):  # 81: the last input reads nothing, the run ends before it
+        cases.append(Case("ResizeLinearGrad", f"half_step-{w_in}-40",
+                          {"grads": (2, 3, 40), "original_image": (2, 3, w_in)},
+                          dict(align_corners=0, scale=scale), ("y",),
+                          _v2_oracle("upsample_linear1d_backward", 0, [scale]), ALL_DTYPES))
+    for op_type, aten_name in (("UpsampleBilinear2dGrad", "upsample_bilinear2d_backward"),
+                               ("UpsampleBicubic2dGrad", "upsample_bicubic2d_backward"),
+                               ("UpsampleBilinear2dAABackward", "_upsample_bilinear2d_aa_backward")):
+        input_size, output_size = (2, 3, 6, 80), (3, 40)
+        cases.append(Case(op_type, "half_step-80-40", {"grad_output": (2, 3, *output_size)},
+                          upsample_attrs(op_type, input_size, output_size, (0.0, 0.0), 0), ("grad_input",),
+                          upsample_oracle(aten_name, input_size, 0, (0.0, 0.0)), ("float32", "float64", "bfloat16")))
+    return cases
+
+
 CASES = (_grid_cases() + _nearest_cases() + _bilinear_cases() + _upsample_cases() + _v2_cases() + _grid3d_cases()
-         + _resize_grad_cases())
+         + _resize_grad_cases() + _half_step_cases())
 
 
 def make_inputs(case: Case, seed: int) -> Dict[str, np.ndarray]:

@@ -44,26 +44,39 @@ bool GatherTable(const AxisTaps<A>& taps, std::vector<int32_t>* source, std::vec
 }
 
 // The regular run of a gather table (SeparableJob::strided_*): around the middle input, the inputs reading
-// `width` outputs at step * x + offset[k], step 1 to 4, extended both ways while that holds; false when there is
-// no run worth a loop (16 inputs).
+// `width` outputs at step * (x / phases) + offset[(x % phases) * width + k], extended both ways while that holds
+// (in whole groups of `phases` inputs, the first at a multiple of `phases`); false when there is no run worth a
+// loop (16 inputs). Two forms: an integer step 1 to 4 with phases 1 (an integer upsampling factor: nearest 2x,
+// bilinear's interior), or a step of 1/2, phases 2 and step 1 (a 2x downsampling: input columns 2m and 2m + 1
+// read outputs m + their own offsets, each the same number of them).
 inline bool StridedRun(const std::vector<int32_t>& source, const std::vector<int32_t>& count, int width, int64_t w_in,
-                       std::vector<int32_t>* offset, int* step, int64_t* lo, int64_t* hi) {
-  const int64_t middle = w_in / 2;
-  if (w_in < 32 || count[middle] != width || count[middle + 1] != width) return false;
-  *step = source[middle + 1] - source[middle];
-  if (*step < 1 || *step > 4) return false;
-  offset->resize(width);
-  for (int k = 0; k < width; ++k) (*offset)[k] = source[k * w_in + middle] - *step * static_cast<int32_t>(middle);
-  auto regular = [&](int64_t x) {
-    if (count[x] != width) return false;
-    for (int k = 0; k < width; ++k)
-      if (source[k * w_in + x] != *step * static_cast<int32_t>(x) + (*offset)[k]) return false;
-    return true;
+                       std::vector<int32_t>* offset, int* step, int* phases, int64_t* lo, int64_t* hi) {
+  if (w_in < 32 || count[w_in / 2] != width || count[w_in / 2 + 1] != width) return false;
+  auto run = [&](int p, int s) {
+    const int64_t middle = w_in / 2 / p * p;  // the first input of a group
+    *step = s, *phases = p;
+    offset->resize(static_cast<size_t>(p) * width);
+    for (int q = 0; q < p; ++q)
+      for (int k = 0; k < width; ++k)
+        (*offset)[q * width + k] = source[k * w_in + middle + q] - s * static_cast<int32_t>(middle / p);
+    auto regular = [&](int64_t x) {
+      if (count[x] != width) return false;
+      const int32_t at = s * static_cast<int32_t>(x / p);
+      const int32_t* phase = offset->data() + (x % p) * width;
+      for (int k = 0; k < width; ++k)
+        if (source[k * w_in + x] != at + phase[k]) return false;
+      return true;
+    };
+    *lo = middle, *hi = middle;
+    while (*lo > 0 && regular(*lo - 1)) --*lo;
+    while (*hi < w_in && regular(*hi)) ++*hi;
+    *lo = (*lo + p - 1) / p * p;  // whole groups; the inputs left out gather through the table
+    *hi = *lo + std::max<int64_t>(0, *hi - *lo) / p * p;
+    return *hi - *lo >= 16;
   };
-  *lo = middle, *hi = middle;
-  while (*lo > 0 && regular(*lo - 1)) --*lo;
-  while (*hi < w_in && regular(*hi)) ++*hi;
-  return *hi - *lo >= 16;
+  const int32_t integer = source[w_in / 2 + 1] - source[w_in / 2];
+  if (integer >= 1 && integer <= 4 && run(1, integer)) return true;
+  return run(2, 1);
 }
 
 // For each inner row index (the axes from `first` to the one before the last), the grad_output rows it reads
@@ -144,7 +157,7 @@ void SeparableBackward(const OrtApi* api, OrtKernelContext* context, const T* gr
   }
   std::vector<int32_t> strided_offset;
   if (job.gather_width > 0 && StridedRun(source, count, job.gather_width, in_dims[last], &strided_offset,
-                                         &job.strided_step, &job.strided_lo, &job.strided_hi))
+                                         &job.strided_step, &job.strided_phases, &job.strided_lo, &job.strided_hi))
     job.strided_offset = strided_offset.data();
   else
     job.strided_step = 0;

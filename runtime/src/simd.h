@@ -53,9 +53,12 @@ struct SeparableJob {
   const A* gather_weight = nullptr;
   const int32_t* gather_count = nullptr;
   // Where the table is regular, inputs [strided_lo, strided_hi) read gather_width outputs each at
-  // strided_step * x + strided_offset[k] (an integer factor: nearest 2x, bilinear's interior): plain
-  // strided loads the compiler vectorises, instead of gathers. strided_step 0: no such run.
+  // strided_step * (x / strided_phases) + strided_offset[(x % strided_phases) * gather_width + k]: an integer
+  // factor (phases 1, step 1 to 4: nearest 2x, bilinear's interior) or a step of 1/2 (phases 2, step 1: a 2x
+  // downsampling, inputs 2m and 2m + 1 read outputs m + their own offsets): plain strided loads the compiler
+  // vectorises, instead of gathers. strided_step 0: no such run.
   int strided_step = 0;
+  int strided_phases = 1;
   int64_t strided_lo = 0, strided_hi = 0;
   const int32_t* strided_offset = nullptr;
 };

@@ -47,19 +47,40 @@ void AddRow(A* __restrict sums, const T* __restrict line, A w, int64_t count, bo
 
 // GatherColumns over the regular run [strided_lo, strided_hi): the same sums, k ascending from 0 (the first term
 // added to +0 as there: a -0 product gives +0), accumulated per k in the output (float, double) or a block
-// of 256 (half types): stride-Step loops the compiler vectorises with permutes, not gathers.
-template <int Step, typename T, typename A>
+// of 256 (half types): stride-Step loops the compiler vectorises with permutes, not gathers. Phases 2 (a step
+// of 1/2, SeparableJob::strided_phases): inputs x0 + 2i and x0 + 2i + 1 read outputs Step * (x0 / 2 + i) plus
+// their own offsets, one loop over the pairs writing both; x0 and the run's length are even (StridedRun). It
+// follows the integer steps' scheme (commit ab43079: plain loops that GCC vectorises into contiguous loads and
+// permutes, here an interleave; -fopt-info-vec reports both pair loops vectorised on all three sets).
+template <int Step, int Phases, typename T, typename A>
 void StridedColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
+  static_assert(Phases == 1 || Phases == 2);
   const A* weight = job.gather_weight;
   const int32_t* offset = job.strided_offset;
   auto accumulate = [&](A* __restrict total, int64_t x0, int64_t n) {
     for (int k = 0; k < job.gather_width; ++k) {
       const A* w = weight + k * w_in + x0;
-      const A* from = row + Step * x0 + offset[k];
-      if (k == 0) {
-        for (int64_t i = 0; i < n; ++i) total[i] = A(0) + w[i] * from[Step * i];
+      if constexpr (Phases == 1) {
+        const A* from = row + Step * x0 + offset[k];
+        if (k == 0) {
+          for (int64_t i = 0; i < n; ++i) total[i] = A(0) + w[i] * from[Step * i];
+        } else {
+          for (int64_t i = 0; i < n; ++i) total[i] += w[i] * from[Step * i];
+        }
       } else {
-        for (int64_t i = 0; i < n; ++i) total[i] += w[i] * from[Step * i];
+        const A* even = row + Step * (x0 / 2) + offset[k];
+        const A* odd = row + Step * (x0 / 2) + offset[job.gather_width + k];
+        if (k == 0) {
+          for (int64_t i = 0; i < n / 2; ++i) {
+            total[2 * i] = A(0) + w[2 * i] * even[Step * i];
+            total[2 * i + 1] = A(0) + w[2 * i + 1] * odd[Step * i];
+          }
+        } else {
+          for (int64_t i = 0; i < n / 2; ++i) {
+            total[2 * i] += w[2 * i] * even[Step * i];
+            total[2 * i + 1] += w[2 * i + 1] * odd[Step * i];
+          }
+        }
       }
     }
   };
@@ -149,11 +170,13 @@ void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __res
     return;
   }
   if (job.strided_step == 0) return GatherRange(job, row, out, w_in, 0, w_in);
-  switch (job.strided_step) {  // the regular run as strided loads, its ends through the table
-    case 1: StridedColumns<1>(job, row, out, w_in); break;
-    case 2: StridedColumns<2>(job, row, out, w_in); break;
-    case 3: StridedColumns<3>(job, row, out, w_in); break;
-    default: StridedColumns<4>(job, row, out, w_in); break;
+  // the regular run as strided loads, its ends through the table; 0: a step of 1/2 (phases 2, step 1)
+  switch (job.strided_phases == 2 ? 0 : job.strided_step) {
+    case 0: StridedColumns<1, 2>(job, row, out, w_in); break;
+    case 1: StridedColumns<1, 1>(job, row, out, w_in); break;
+    case 2: StridedColumns<2, 1>(job, row, out, w_in); break;
+    case 3: StridedColumns<3, 1>(job, row, out, w_in); break;
+    default: StridedColumns<4, 1>(job, row, out, w_in); break;
   }
   GatherRange(job, row, out, w_in, 0, job.strided_lo);
   GatherRange(job, row, out, w_in, job.strided_hi, w_in);
