@@ -320,9 +320,10 @@ def BandOfTaps(index, weight, input_len):
 def ContractBand(grad, rows, weights, axis):
     """grad with its axis `axis` (int64 [1], >= 0) contracted in gather form: input i of that axis is
     sum_j weights[i, j] * grad[.., rows[i, j], ..], gathering whole blocks of the axes after it
-    (O(J x in x rest), where a dense product is O(out x in x rest)). The last axis is moved first
-    (its blocks would be single elements) and back. An empty tensor skips the gather (onnxruntime's
-    Gather refuses it)."""
+    (O(J x in x rest), where a dense product is O(out x in x rest)), then weighing and summing
+    them as one [1, J] @ [J, block] MatMul per input (one pass; a Mul and a ReduceSum were two).
+    The last axis is moved first (its blocks would be single elements) and back. An empty tensor
+    skips the gather (onnxruntime's Gather refuses it)."""
     shape = op.Shape(grad)
     one = op.Constant(value_ints=[1])
     before = op.ReduceProd(op.Concat(one, op.Slice(shape, op.Constant(value_ints=[0]), axis), axis=0), keepdims=1)
@@ -341,14 +342,14 @@ def ContractBand(grad, rows, weights, axis):
         if op.Equal(after, one):
             lines = op.Transpose(op.Reshape(grad, op.Concat(before, out_len, axis=0), allowzero=1), perm=[1, 0])  # [out, before]
             picked = op.Reshape(op.Gather(lines, flat_rows, axis=0), op.Concat(in_len, longest, before, axis=0), allowzero=1)
-            summed = op.ReduceSum(op.Mul(picked, op.Unsqueeze(weights, op.Constant(value_ints=[2]))),
-                                  op.Constant(value_ints=[1]), keepdims=0)
-            flat = op.Transpose(summed, perm=[1, 0])
+            # per input one [1, J] @ [J, before] product: the weighing and the sum in one pass
+            summed = op.MatMul(op.Unsqueeze(weights, op.Constant(value_ints=[1])), picked)  # [in, 1, before]
+            flat = op.Transpose(op.Squeeze(summed, op.Constant(value_ints=[1])), perm=[1, 0])
         else:
             blocks = op.Reshape(grad, op.Concat(before, out_len, after, axis=0), allowzero=1)
             picked = op.Reshape(op.Gather(blocks, flat_rows, axis=1), op.Concat(before, in_len, longest, after, axis=0), allowzero=1)
-            flat = op.ReduceSum(op.Mul(picked, op.Unsqueeze(weights, op.Constant(value_ints=[2]))),
-                                op.Constant(value_ints=[2]), keepdims=0)
+            flat = op.Squeeze(op.MatMul(op.Unsqueeze(weights, op.Constant(value_ints=[1])), picked),
+                              op.Constant(value_ints=[2]))
         result = op.Reshape(flat, result_shape, allowzero=1)
     return result
 

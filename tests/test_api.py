@@ -86,6 +86,57 @@ def test_functions_are_valid_and_standard_only():
         assert domains <= {"", "ai.onnx.ml"}, domains
 
 
+def _one_upsample_per_dtype(dtypes):
+    """One UpsampleBilinear2dGrad node per dtype, the same gradient values, in one model."""
+    nodes, inputs, outputs = [], [], []
+    for k, dtype in enumerate(dtypes):
+        elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        nodes.append(opset.make_node("UpsampleBilinear2dGrad", [f"g{k}"], [f"x{k}"], input_size=[2, 3, 5, 6],
+                                     output_size=[9, 11]))
+        inputs.append(helper.make_tensor_value_info(f"g{k}", elem, [2, 3, 9, 11]))
+        outputs.append(helper.make_tensor_value_info(f"x{k}", elem, None))
+    graph = helper.make_graph(nodes, "bodies", inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+def test_attach_gives_float_and_half_inputs_the_float32_body_and_double_the_double_one():
+    attached = opset.attach(_one_upsample_per_dtype([np.float32, np.float16, np.float64]))
+    onnx.checker.check_model(attached, full_check=True)
+    assert [n.overload for n in attached.graph.node] == ["float32", "float32", ""]
+    assert sorted((f.name, f.overload) for f in attached.functions) == [("UpsampleBilinear2dGrad", ""),
+                                                                         ("UpsampleBilinear2dGrad", "float32")]
+    assert attached.ir_version >= opset.OVERLOAD_IR_VERSION
+    # the bodies differ in the arithmetic type their input is cast to: float32 and double
+    for function, want in [(opset.OPS["UpsampleBilinear2dGrad"].function_float32, onnx.TensorProto.FLOAT),
+                           (opset.OPS["UpsampleBilinear2dGrad"].function, onnx.TensorProto.DOUBLE)]:
+        checked = next(n.output[0] for n in function.node if n.op_type == "Reshape" and n.input[0] == "grad_output")
+        (cast,) = [n for n in function.node if n.op_type == "Cast" and n.input[0] == checked]
+        assert helper.get_attribute_value(cast.attribute[0]) == want
+    # each body against torch's autograd on the same values (float32 within float32 rounding, double exactly)
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    grad = rng.standard_normal((2, 3, 9, 11))
+    source = torch.zeros((2, 3, 5, 6), dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.interpolate(source, size=(9, 11), mode="bilinear").backward(torch.from_numpy(grad))
+    want = source.grad.numpy()
+    feeds = {"g0": grad.astype(np.float32), "g1": grad.astype(np.float16), "g2": grad}
+    got = onnxruntime.InferenceSession(attached.SerializeToString()).run(None, feeds)
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1].astype(np.float64), want, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(got[2], want, rtol=1e-12, atol=1e-12)
+
+
+def test_attach_keeps_the_double_body_when_onnxruntime_cannot_read_overloads(monkeypatch):
+    monkeypatch.setattr(opset, "max_onnxruntime_ir_version", lambda: 9)
+    attached = opset.attach(_one_upsample_per_dtype([np.float32]))
+    assert [n.overload for n in attached.graph.node] == [""]
+    assert [(f.name, f.overload) for f in attached.functions] == [("UpsampleBilinear2dGrad", "")]
+    assert attached.ir_version == 8  # as the model had it
+    feeds = {"g0": np.ones((2, 3, 9, 11), np.float32)}
+    (got,) = onnxruntime.InferenceSession(attached.SerializeToString()).run(None, feeds)
+    assert got.shape == (2, 3, 5, 6) and np.isclose(got.sum(), 2 * 3 * 9 * 11)
+
+
 def test_schemas_are_registered_and_documented():
     for name in opset.OPS:
         schema = onnx.defs.get_schema(name, opset.VERSION, opset.DOMAIN)
