@@ -140,14 +140,16 @@ def TapIndex(taps, inside):
 
 @helper
 @script(HELPERS, default_opset=op)
-def ScatterGatherTaps(image, g_out, flat, weight):
+def ScatterGatherTaps(image, g_out, flat, weight, slopes):
     """Both halves of a grid sampler's backward over its taps, channels last as the kernels lay them out.
 
     image [N, C, S] (S pixels or voxels), g_out [N, C, P], flat [N, P, T] (each point's T tap positions in
     [0, S), 0 where a tap lies outside) and weight [N, P, T] (0 outside). Returns grad_image [N, C, S], each
     g_out[n, :, p] * weight[n, p, t] added at flat[n, p, t], and dot [N, P, T] = sum over c of
-    image[n, c, flat[n, p, t]] * g_out[n, c, p]. Image and gradient move to rows of C channels so each tap
-    gathers or scatters one row (a Gather / ScatterND of whole rows, not one element at a time).
+    image[n, c, flat[n, p, t]] * g_out[n, c, p] when `slopes` (bool) says the taps have slopes, zeros
+    otherwise (nearest: its grid gradient is zero, as aten's). Image and gradient move to rows of C
+    channels so each tap gathers or scatters one row (a Gather / ScatterND of whole rows, not one
+    element at a time).
     """
     batch = op.Shape(image, start=0, end=1)
     channels = op.Shape(image, start=1, end=2)
@@ -155,7 +157,6 @@ def ScatterGatherTaps(image, g_out, flat, weight):
     taps = op.ReduceProd(op.Shape(flat), keepdims=1)  # N P T
     # explicit shapes and allowzero throughout: an empty batch or channel axis reshapes to empty, not fails
     rows_shape = op.Concat(op.Mul(batch, pixels), channels, axis=0)
-    image_rows = op.Reshape(op.Transpose(image, perm=[0, 2, 1]), rows_shape, allowzero=1)  # [N S, C]
     g_rows = op.Unsqueeze(op.Transpose(g_out, perm=[0, 2, 1]), op.Constant(value_ints=[2]))  # [N, P, 1, C]
     first = op.Mul(op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1)), pixels[0])
     rows = op.Reshape(op.Add(flat, op.Unsqueeze(first, op.Constant(value_ints=[1, 2]))),
@@ -166,7 +167,11 @@ def ScatterGatherTaps(image, g_out, flat, weight):
     scattered = op.ScatterND(zeros, rows, updates, reduction="add")
     grad_image = op.Transpose(op.Reshape(scattered, op.Concat(batch, pixels, channels, axis=0), allowzero=1),
                               perm=[0, 2, 1])
-    values = op.Reshape(op.Gather(image_rows, op.Reshape(rows, taps, allowzero=1), axis=0),
-                        op.Concat(op.Shape(flat), channels, axis=0), allowzero=1)  # [N, P, T, C]
-    dot = op.ReduceSum(op.Mul(values, g_rows), op.Constant(value_ints=[3]), keepdims=0)
+    if slopes:
+        image_rows = op.Reshape(op.Transpose(image, perm=[0, 2, 1]), rows_shape, allowzero=1)  # [N S, C]
+        values = op.Reshape(op.Gather(image_rows, op.Reshape(rows, taps, allowzero=1), axis=0),
+                            op.Concat(op.Shape(flat), channels, axis=0), allowzero=1)  # [N, P, T, C]
+        dot = op.ReduceSum(op.Mul(values, g_rows), op.Constant(value_ints=[3]), keepdims=0)
+    else:
+        dot = op.Expand(op.CastLike(0.0, image), op.Shape(flat))
     return grad_image, dot

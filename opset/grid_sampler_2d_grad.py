@@ -96,7 +96,8 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         image = op.Reshape(ToOpmath(input), op.Concat(batch, channels, pixels, axis=0), allowzero=1)
         g_out = op.Reshape(ToOpmath(grad_output), op.Concat(batch, channels, points, axis=0), allowzero=1)
         grad_input, dot = ScatterGatherTaps(image, g_out, op.Reshape(flat, tap_shape, allowzero=1),
-                                            op.Reshape(weight, tap_shape, allowzero=1))
+                                            op.Reshape(weight, tap_shape, allowzero=1),
+                                            op.Not(op.Equal(interpolation, 1)))
         grad_input = op.CastLike(op.Reshape(grad_input, op.Shape(input), allowzero=1), input)
         dot = op.Where(inside, op.Reshape(dot, op.Shape(weight), allowzero=1), zero)
         tap_axes = op.Constant(value_ints=[2, 3])

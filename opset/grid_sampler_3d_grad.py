@@ -93,7 +93,8 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         image = op.Reshape(ToOpmath(x), op.Concat(batch, channels, voxels, axis=0), allowzero=1)
         g_out = op.Reshape(ToOpmath(grad), op.Concat(batch, channels, points, axis=0), allowzero=1)
         dx, dot = ScatterGatherTaps(image, g_out, op.Reshape(flat, tap_shape, allowzero=1),
-                                            op.Reshape(weight, tap_shape, allowzero=1))
+                                            op.Reshape(weight, tap_shape, allowzero=1),
+                                            op.Not(op.Equal(interpolation, 1)))
         dx = op.CastLike(op.Reshape(dx, op.Shape(x), allowzero=1), x)
         dot = op.Where(inside, op.Reshape(dot, op.Shape(weight), allowzero=1), zero)
         tap_axes = op.Constant(value_ints=[2, 3, 4])
