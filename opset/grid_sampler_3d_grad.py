@@ -84,9 +84,6 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         flat = op.Where(inside, offsets, op.Constant(value_int=0))
         wx3, wy3, wz3 = op.Unsqueeze(wx, ax), op.Unsqueeze(wy, ay), op.Unsqueeze(wz, az)
         weight = op.Where(inside, op.Mul(op.Mul(wx3, wy3), wz3), zero)
-        slope_x = op.Mul(op.Mul(op.Unsqueeze(sx, ax), wy3), wz3)
-        slope_y = op.Mul(op.Mul(wx3, op.Unsqueeze(sy, ay)), wz3)
-        slope_z = op.Mul(op.Mul(wx3, wy3), op.Unsqueeze(sz, az))
 
         # volumes [N, C, D*H*W], points [N, C, P], taps [N, P, Kx*Ky*Kz] in (x, y, z tap) order
         tap_shape = op.Concat(batch, points, op.ReduceProd(op.Shape(weight, start=2), keepdims=1), axis=0)
@@ -97,11 +94,19 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
                                             op.Not(op.Equal(interpolation, 1)))
         dx = op.CastLike(op.Reshape(dx, op.Shape(x), allowzero=1), x)
         dot = op.Where(inside, op.Reshape(dot, op.Shape(weight), allowzero=1), zero)
-        tap_axes = op.Constant(value_ints=[2, 3, 4])
-        gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)
-        giy = op.Mul(op.ReduceSum(op.Mul(dot, slope_y), tap_axes, keepdims=0), mult_y)
-        giz = op.Mul(op.ReduceSum(op.Mul(dot, slope_z), tap_axes, keepdims=0), mult_z)
+        # d/dx sums dot * sx (x) wy (x) wz over the taps, and so on: contracted one tap axis at a time, z first
+        # (two passes over [N, P, Kx, Ky, Kz] instead of a slope tensor per coordinate)
         last = op.Constant(value_ints=[-1])
+        by_wz = op.ReduceSum(op.Mul(dot, wz3), last, keepdims=0)  # [N, P, Kx, Ky]
+        by_sz = op.ReduceSum(op.Mul(dot, op.Unsqueeze(sz, az)), last, keepdims=0)
+        wy2 = op.Unsqueeze(wy, op.Constant(value_ints=[-2]))
+        sy2 = op.Unsqueeze(sy, op.Constant(value_ints=[-2]))
+        gix = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_wz, wy2), last, keepdims=0), sx), last, keepdims=0),
+                     mult_x)
+        giy = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_wz, sy2), last, keepdims=0), wx), last, keepdims=0),
+                     mult_y)
+        giz = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_sz, wy2), last, keepdims=0), wx), last, keepdims=0),
+                     mult_z)
         dgrid = op.Concat(op.Unsqueeze(gix, last), op.Unsqueeze(giy, last), op.Unsqueeze(giz, last), axis=-1)
         dgrid = op.CastLike(op.Reshape(dgrid, op.Shape(grid), allowzero=1), grid)
     return dx, dgrid
