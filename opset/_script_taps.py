@@ -397,9 +397,9 @@ def ContractAxis(grad, matrix, axis):
 
 @helper
 @script(HELPERS, default_opset=op)
-def ContractTaps(grad, index, weight, input_len, axis):
-    """grad's axis `axis` contracted with taps: SumGroups when they are a nearest upsampling by a whole factor
-    (one tap of weight 1, output o reading input o // k), else ContractBand of BandOfTaps."""
+def WholeGroups(index, weight, input_len):
+    """(k, regular): whether taps are a nearest upsampling by the whole factor k = out // in (one tap of weight 1,
+    output o reading input o // k)."""
     out_len = op.Shape(index, start=0, end=1)
     factor, whole = WholeFactor(out_len, input_len)
     single = op.Equal(op.Shape(index, start=1, end=2), op.Constant(value_ints=[1]))
@@ -412,11 +412,70 @@ def ContractTaps(grad, index, weight, input_len, axis):
         regular = op.ReduceMin(op.Cast(copies, to=INT64), keepdims=0) == 1
     else:
         regular = op.Constant(value=onnx.helper.make_tensor("false", BOOL, [], [False]))
+    return factor, regular
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def ContractTaps(grad, index, weight, input_len, axis):
+    """grad's axis `axis` contracted with taps: SumGroups when they are a nearest upsampling by a whole factor
+    (WholeGroups), else ContractBand of BandOfTaps. An input length of 0 (symbolic dims attach() could not check)
+    fails at run time, as the kernel refuses it."""
+    input_len = op.Reshape(input_len, op.Where(op.Greater(input_len, 0), op.Constant(value_ints=[1]),
+                                               op.Constant(value_ints=[-2])))
+    factor, regular = WholeGroups(index, weight, input_len)
     if regular:
         result = SumGroups(grad, axis, input_len, factor)
     else:
         rows, weights = BandOfTaps(index, weight, input_len)
         result = ContractBand(grad, rows, weights, axis)
+    return result
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def SumAllGroups(grad, input_lens, factors):
+    """grad [N, C, *out] whose every spatial axis is a nearest upsampling by a whole factor, contracted in one pass:
+    a Reshape to [N, C, in_0, k_0, in_1, k_1, ...] and one ReduceSum over the k axes (an axis at a time reads
+    grad once per axis)."""
+    column = op.Constant(value_ints=[1])
+    pairs = op.Reshape(op.Concat(op.Unsqueeze(input_lens, column), op.Unsqueeze(factors, column), axis=1),
+                       op.Constant(value_ints=[-1]))
+    grouped = op.Concat(op.Shape(grad, start=0, end=2), pairs, axis=0)
+    axes = op.Add(op.Mul(op.Range(op.Constant(value_int=0), op.Size(input_lens), op.Constant(value_int=1)), 2), 3)
+    return op.ReduceSum(op.Reshape(grad, grouped, allowzero=1), axes, keepdims=0)
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def ContractNearest2(grad, h_index, h_weight, h_len, w_index, w_weight, w_len):
+    """Axes 2 and 3 of grad contracted with nearest taps: SumAllGroups when both are whole-factor groups, else one
+    axis at a time."""
+    h_factor, h_regular = WholeGroups(h_index, h_weight, h_len)
+    w_factor, w_regular = WholeGroups(w_index, w_weight, w_len)
+    if op.And(h_regular, w_regular):
+        result = SumAllGroups(grad, op.Concat(h_len, w_len, axis=0), op.Concat(h_factor, w_factor, axis=0))
+    else:
+        result = ContractTaps(ContractTaps(grad, h_index, h_weight, h_len, op.Constant(value_ints=[2])),
+                              w_index, w_weight, w_len, op.Constant(value_ints=[3]))
+    return result
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def ContractNearest3(grad, d_index, d_weight, d_len, h_index, h_weight, h_len, w_index, w_weight, w_len):
+    """Axes 2, 3 and 4 of grad contracted with nearest taps: SumAllGroups when all are whole-factor groups, else
+    one axis at a time."""
+    d_factor, d_regular = WholeGroups(d_index, d_weight, d_len)
+    h_factor, h_regular = WholeGroups(h_index, h_weight, h_len)
+    w_factor, w_regular = WholeGroups(w_index, w_weight, w_len)
+    if op.And(op.And(d_regular, h_regular), w_regular):
+        result = SumAllGroups(grad, op.Concat(d_len, h_len, w_len, axis=0),
+                              op.Concat(d_factor, h_factor, w_factor, axis=0))
+    else:
+        by_d = ContractTaps(grad, d_index, d_weight, d_len, op.Constant(value_ints=[2]))
+        by_h = ContractTaps(by_d, h_index, h_weight, h_len, op.Constant(value_ints=[3]))
+        result = ContractTaps(by_h, w_index, w_weight, w_len, op.Constant(value_ints=[4]))
     return result
 
 

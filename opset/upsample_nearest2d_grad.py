@@ -13,8 +13,10 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from ._common import ReferenceOp
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import NearestAxis, AxisSize, ShapeChecked, UpsampleShape
+from ._script import DOUBLE, OPSET, ToOpmath, finish_bodies
+from ._script_taps import (
+    AxisLength, AxisSize, ContractNearest2, NearestAxis, NearestTaps, ShapeChecked, UpsampleShape,
+)
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearest2dGrad"
@@ -33,15 +35,19 @@ class UpsampleNearest2dGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int], scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with its taps (_script_taps.NearestAxis), in the body's arithmetic type (_script.ToOpmath)."""
+    """Each spatial axis contracted with its taps (_script_taps.NearestTaps, ContractNearest2; NearestAxis in the 1-D form), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    # H first (the 2-D form): the last axis, which moves to the front and back, then has the smaller tensor
     if op.Equal(op.Size(sizes), 4):
+        like = op.Cast(op.Constant(value_float=0.0), to=DOUBLE)
         h = op.Constant(value_ints=[2])
-        grad = NearestAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h))
-    w = op.Sub(op.Reshape(op.Size(sizes), op.Constant(value_ints=[1])), 1)  # the last axis
-    grad = NearestAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w))
+        w = op.Constant(value_ints=[3])
+        h_index, h_weight = NearestTaps(AxisSize(sizes, h), AxisLength(grad, h), op.Constant(value_float=scales_h), like)
+        w_index, w_weight = NearestTaps(AxisSize(sizes, w), AxisLength(grad, w), op.Constant(value_float=scales_w), like)
+        grad = ContractNearest2(grad, h_index, h_weight, AxisSize(sizes, h), w_index, w_weight, AxisSize(sizes, w))
+    else:  # the 1-D form (upsample_nearest1d): W alone
+        w = op.Constant(value_ints=[2])
+        grad = NearestAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w))
     return op.CastLike(grad, grad_output)
 
 

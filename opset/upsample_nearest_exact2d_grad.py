@@ -11,8 +11,10 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from ._common import ReferenceOp
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import NearestExactAxis, AxisSize, ShapeChecked, UpsampleShape
+from ._script import DOUBLE, OPSET, ToOpmath, finish_bodies
+from ._script_taps import (
+    AxisLength, AxisSize, ContractNearest2, NearestExactTaps, ShapeChecked, UpsampleShape,
+)
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact2dGrad"
@@ -31,13 +33,15 @@ class UpsampleNearestExact2dGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with its taps (_script_taps.NearestExactAxis), in the body's arithmetic type (_script.ToOpmath)."""
+    """Each spatial axis contracted with its taps (_script_taps.NearestExactTaps, ContractNearest2), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
     h = op.Constant(value_ints=[2])
     w = op.Constant(value_ints=[3])
-    grad = NearestExactAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h))
-    grad = NearestExactAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w))
+    like = op.Cast(op.Constant(value_float=0.0), to=DOUBLE)
+    h_index, h_weight = NearestExactTaps(AxisSize(sizes, h), AxisLength(grad, h), op.Constant(value_float=scales_h), like)
+    w_index, w_weight = NearestExactTaps(AxisSize(sizes, w), AxisLength(grad, w), op.Constant(value_float=scales_w), like)
+    grad = ContractNearest2(grad, h_index, h_weight, AxisSize(sizes, h), w_index, w_weight, AxisSize(sizes, w))
     return op.CastLike(grad, grad_output)
 
 

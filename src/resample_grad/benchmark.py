@@ -294,7 +294,7 @@ class Memcpy:
             self.pool.shutdown()
 
 
-def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick: bool = False, with_function: bool = True,
+def run(threads_list=(1, 2), repeats: int = 7, function_repeats: Optional[int] = None, quick: bool = False, with_function: bool = True,
         progress=None, only: str = "", with_torch: bool = True) -> List[dict]:
     torch = None
     if with_torch:
@@ -336,9 +336,11 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int = 2, quick:
             for fn in paths.values():
                 fn()
             times = {k: [] for k in paths}
+            # every path as often as the others unless told (the functions were once too slow for that)
+            function_runs = repeats if function_repeats is None else function_repeats
             for rep in range(repeats):
                 for path, fn in paths.items():
-                    if path != "function" or rep < function_repeats:
+                    if path != "function" or rep < function_runs:
                         times[path].append(_timed(fn))
             if copy is not None:
                 copy.close()
