@@ -448,34 +448,72 @@ def SumAllGroups(grad, input_lens, factors):
 
 @helper
 @script(HELPERS, default_opset=op)
-def ContractNearest2(grad, h_index, h_weight, h_len, w_index, w_weight, w_len):
-    """Axes 2 and 3 of grad contracted with nearest taps: SumAllGroups when both are whole-factor groups, else one
-    axis at a time."""
-    h_factor, h_regular = WholeGroups(h_index, h_weight, h_len)
-    w_factor, w_regular = WholeGroups(w_index, w_weight, w_len)
-    if op.And(h_regular, w_regular):
-        result = SumAllGroups(grad, op.Concat(h_len, w_len, axis=0), op.Concat(h_factor, w_factor, axis=0))
+def AxisLength(grad, axis):
+    """grad's length on axis `axis` (int64 [1])."""
+    return op.Slice(op.Shape(grad), axis, op.Add(axis, 1))
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def AxisSize(sizes, axis):
+    """sizes[axis:axis + 1] (both int64 [1])."""
+    return op.Slice(sizes, axis, op.Add(axis, 1))
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def AtenNearestTaps(grad, sizes, axis, scale, exact):
+    """The taps of spatial axis `axis` (int64 [1]) of a torch-style nearest op: nearest_exact_idx when `exact`,
+    nearest_idx otherwise; lengths from input_size `sizes` and grad."""
+    like = op.Cast(op.Constant(value_float=0.0), to=DOUBLE)
+    if op.Cast(exact, to=BOOL):
+        index, weight = NearestExactTaps(AxisSize(sizes, axis), AxisLength(grad, axis), scale, like)
     else:
-        result = ContractTaps(ContractTaps(grad, h_index, h_weight, h_len, op.Constant(value_ints=[2])),
-                              w_index, w_weight, w_len, op.Constant(value_ints=[3]))
+        index, weight = NearestTaps(AxisSize(sizes, axis), AxisLength(grad, axis), scale, like)
+    return index, weight
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def ContractNearest2(grad, sizes, scale_h, scale_w, exact):
+    """Axes 2 and 3 of grad contracted with torch-style nearest taps (AtenNearestTaps): SumAllGroups when both are
+    whole-factor groups, else one axis at a time."""
+    h = op.Constant(value_ints=[2])
+    w = op.Constant(value_ints=[3])
+    h_index, h_weight = AtenNearestTaps(grad, sizes, h, scale_h, exact)
+    w_index, w_weight = AtenNearestTaps(grad, sizes, w, scale_w, exact)
+    h_factor, h_regular = WholeGroups(h_index, h_weight, AxisSize(sizes, h))
+    w_factor, w_regular = WholeGroups(w_index, w_weight, AxisSize(sizes, w))
+    if op.And(h_regular, w_regular):
+        result = SumAllGroups(grad, op.Slice(sizes, op.Constant(value_ints=[2]), op.Constant(value_ints=[4])),
+                              op.Concat(h_factor, w_factor, axis=0))
+    else:
+        result = ContractTaps(ContractTaps(grad, h_index, h_weight, AxisSize(sizes, h), h),
+                              w_index, w_weight, AxisSize(sizes, w), w)
     return result
 
 
 @helper
 @script(HELPERS, default_opset=op)
-def ContractNearest3(grad, d_index, d_weight, d_len, h_index, h_weight, h_len, w_index, w_weight, w_len):
-    """Axes 2, 3 and 4 of grad contracted with nearest taps: SumAllGroups when all are whole-factor groups, else
-    one axis at a time."""
-    d_factor, d_regular = WholeGroups(d_index, d_weight, d_len)
-    h_factor, h_regular = WholeGroups(h_index, h_weight, h_len)
-    w_factor, w_regular = WholeGroups(w_index, w_weight, w_len)
+def ContractNearest3(grad, sizes, scales, exact):
+    """Axes 2, 3 and 4 of grad contracted with torch-style nearest taps (AtenNearestTaps; scales [3]): SumAllGroups
+    when all are whole-factor groups, else one axis at a time."""
+    d = op.Constant(value_ints=[2])
+    h = op.Constant(value_ints=[3])
+    w = op.Constant(value_ints=[4])
+    d_index, d_weight = AtenNearestTaps(grad, sizes, d, op.Gather(scales, 0), exact)
+    h_index, h_weight = AtenNearestTaps(grad, sizes, h, op.Gather(scales, 1), exact)
+    w_index, w_weight = AtenNearestTaps(grad, sizes, w, op.Gather(scales, 2), exact)
+    d_factor, d_regular = WholeGroups(d_index, d_weight, AxisSize(sizes, d))
+    h_factor, h_regular = WholeGroups(h_index, h_weight, AxisSize(sizes, h))
+    w_factor, w_regular = WholeGroups(w_index, w_weight, AxisSize(sizes, w))
     if op.And(op.And(d_regular, h_regular), w_regular):
-        result = SumAllGroups(grad, op.Concat(d_len, h_len, w_len, axis=0),
+        result = SumAllGroups(grad, op.Slice(sizes, op.Constant(value_ints=[2]), op.Constant(value_ints=[5])),
                               op.Concat(d_factor, h_factor, w_factor, axis=0))
     else:
-        by_d = ContractTaps(grad, d_index, d_weight, d_len, op.Constant(value_ints=[2]))
-        by_h = ContractTaps(by_d, h_index, h_weight, h_len, op.Constant(value_ints=[3]))
-        result = ContractTaps(by_h, w_index, w_weight, w_len, op.Constant(value_ints=[4]))
+        by_d = ContractTaps(grad, d_index, d_weight, AxisSize(sizes, d), d)
+        by_h = ContractTaps(by_d, h_index, h_weight, AxisSize(sizes, h), h)
+        result = ContractTaps(by_h, w_index, w_weight, AxisSize(sizes, w), w)
     return result
 
 
@@ -530,20 +568,6 @@ def TFLegacyLinearTaps(input_len, output_len, scale, like):
 # Each contracts axis `axis` (int64 [1]) of grad (double) with the matrix of its taps, built from input_len
 # (int64 [1]), grad's length on that axis, the forward scale (float32 scalar) and the op's flags. The op
 # functions call the helper of their tap function once per spatial axis.
-
-@helper
-@script(HELPERS, default_opset=op)
-def AxisLength(grad, axis):
-    """grad's length on axis `axis` (int64 [1])."""
-    return op.Slice(op.Shape(grad), axis, op.Add(axis, 1))
-
-
-@helper
-@script(HELPERS, default_opset=op)
-def AxisSize(sizes, axis):
-    """sizes[axis:axis + 1] (both int64 [1])."""
-    return op.Slice(sizes, axis, op.Add(axis, 1))
-
 
 @helper
 @script(HELPERS, default_opset=op)

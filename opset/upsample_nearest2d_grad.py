@@ -13,10 +13,8 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from ._common import ReferenceOp
-from ._script import DOUBLE, OPSET, ToOpmath, finish_bodies
-from ._script_taps import (
-    AxisLength, AxisSize, ContractNearest2, NearestAxis, NearestTaps, ShapeChecked, UpsampleShape,
-)
+from ._script import OPSET, ToOpmath, finish_bodies
+from ._script_taps import AxisSize, ContractNearest2, NearestAxis, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearest2dGrad"
@@ -35,16 +33,12 @@ class UpsampleNearest2dGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int], scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with its taps (_script_taps.NearestTaps, ContractNearest2; NearestAxis in the 1-D form), in the body's arithmetic type (_script.ToOpmath)."""
+    """Each spatial axis contracted with its taps (_script_taps.ContractNearest2; NearestAxis in the 1-D form), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
     if op.Equal(op.Size(sizes), 4):
-        like = op.Cast(op.Constant(value_float=0.0), to=DOUBLE)
-        h = op.Constant(value_ints=[2])
-        w = op.Constant(value_ints=[3])
-        h_index, h_weight = NearestTaps(AxisSize(sizes, h), AxisLength(grad, h), op.Constant(value_float=scales_h), like)
-        w_index, w_weight = NearestTaps(AxisSize(sizes, w), AxisLength(grad, w), op.Constant(value_float=scales_w), like)
-        grad = ContractNearest2(grad, h_index, h_weight, AxisSize(sizes, h), w_index, w_weight, AxisSize(sizes, w))
+        grad = ContractNearest2(grad, sizes, op.Constant(value_float=scales_h), op.Constant(value_float=scales_w),
+                                op.Constant(value_int=0))
     else:  # the 1-D form (upsample_nearest1d): W alone
         w = op.Constant(value_ints=[2])
         grad = NearestAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w))

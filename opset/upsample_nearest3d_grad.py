@@ -11,8 +11,8 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from ._common import ReferenceOp
-from ._script import DOUBLE, OPSET, ToOpmath, finish_bodies
-from ._script_taps import AxisLength, AxisSize, ContractNearest3, NearestTaps, ShapeChecked, UpsampleShape
+from ._script import OPSET, ToOpmath, finish_bodies
+from ._script_taps import ContractNearest3, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearest3dGrad"
@@ -31,20 +31,12 @@ class UpsampleNearest3dGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales: list[float] = ()):
-    """Each spatial axis contracted with its taps (_script_taps.NearestTaps, ContractNearest3), in the body's arithmetic type (_script.ToOpmath)."""
+    """Each spatial axis contracted with its taps (_script_taps.ContractNearest3), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
     forward_scales = op.Slice(op.Concat(op.Constant(value_floats=[0.0, 0.0, 0.0]), op.Constant(value_floats=scales), axis=0),
                               op.Constant(value_ints=[-3]), op.Constant(value_ints=[6]))  # zeros when absent
-    d = op.Constant(value_ints=[2])
-    h = op.Constant(value_ints=[3])
-    w = op.Constant(value_ints=[4])
-    like = op.Cast(op.Constant(value_float=0.0), to=DOUBLE)
-    d_index, d_weight = NearestTaps(AxisSize(sizes, d), AxisLength(grad, d), op.Gather(forward_scales, 0), like)
-    h_index, h_weight = NearestTaps(AxisSize(sizes, h), AxisLength(grad, h), op.Gather(forward_scales, 1), like)
-    w_index, w_weight = NearestTaps(AxisSize(sizes, w), AxisLength(grad, w), op.Gather(forward_scales, 2), like)
-    grad = ContractNearest3(grad, d_index, d_weight, AxisSize(sizes, d), h_index, h_weight, AxisSize(sizes, h),
-                            w_index, w_weight, AxisSize(sizes, w))
+    grad = ContractNearest3(grad, sizes, forward_scales, op.Constant(value_int=0))
     return op.CastLike(grad, grad_output)
 
 

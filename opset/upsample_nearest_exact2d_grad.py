@@ -11,10 +11,8 @@ from onnxscript import opset18 as op
 from onnxscript import script
 
 from ._common import ReferenceOp
-from ._script import DOUBLE, OPSET, ToOpmath, finish_bodies
-from ._script_taps import (
-    AxisLength, AxisSize, ContractNearest2, NearestExactTaps, ShapeChecked, UpsampleShape,
-)
+from ._script import OPSET, ToOpmath, finish_bodies
+from ._script_taps import ContractNearest2, ShapeChecked, UpsampleShape
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact2dGrad"
@@ -33,15 +31,11 @@ class UpsampleNearestExact2dGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with its taps (_script_taps.NearestExactTaps, ContractNearest2), in the body's arithmetic type (_script.ToOpmath)."""
+    """Each spatial axis contracted with its taps (_script_taps.ContractNearest2), in the body's arithmetic type (_script.ToOpmath)."""
     sizes = op.Constant(value_ints=input_size)
     grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    h = op.Constant(value_ints=[2])
-    w = op.Constant(value_ints=[3])
-    like = op.Cast(op.Constant(value_float=0.0), to=DOUBLE)
-    h_index, h_weight = NearestExactTaps(AxisSize(sizes, h), AxisLength(grad, h), op.Constant(value_float=scales_h), like)
-    w_index, w_weight = NearestExactTaps(AxisSize(sizes, w), AxisLength(grad, w), op.Constant(value_float=scales_w), like)
-    grad = ContractNearest2(grad, h_index, h_weight, AxisSize(sizes, h), w_index, w_weight, AxisSize(sizes, w))
+    grad = ContractNearest2(grad, sizes, op.Constant(value_float=scales_h), op.Constant(value_float=scales_w),
+                            op.Constant(value_int=1))
     return op.CastLike(grad, grad_output)
 
 
