@@ -193,6 +193,38 @@ def _check_input_types(node: onnx.NodeProto, types: dict) -> None:
                                                       f"{first}; all inputs must share one dtype")
 
 
+@functools.lru_cache(maxsize=None)
+def onnxruntime_selects_overloads() -> bool:
+    """Whether the installed onnxruntime runs the body a node's `overload` names (probed once). onnxruntime 1.19
+    reads IR 10 but runs one body per function name whatever the node asks for; without onnxruntime, no."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return False
+    if max_onnxruntime_ir_version() < OVERLOAD_IR_VERSION:
+        return False
+    helper = onnx.helper
+    f = onnx.TensorProto.FLOAT
+
+    def body(overload: str, value: float) -> onnx.FunctionProto:
+        constant = helper.make_node("Constant", [], ["c"], value=helper.make_tensor("v", f, [], [value]))
+        return helper.make_function("probe", "Times", ["x"], ["y"], [constant, helper.make_node("Mul", ["x", "c"], ["y"])],
+                                    [helper.make_opsetid("", 17)], overload=overload)
+
+    nodes = [helper.make_node("Times", ["x"], ["two"], domain="probe", overload="two"),
+             helper.make_node("Times", ["x"], ["three"], domain="probe")]
+    graph = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", f, [1])],
+                              [helper.make_tensor_value_info(n, f, [1]) for n in ("two", "three")])
+    model = helper.make_model(graph, functions=[body("two", 2.0), body("", 3.0)], ir_version=OVERLOAD_IR_VERSION,
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("probe", 1)])
+    try:
+        session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        two, three = session.run(None, {"x": np.ones(1, np.float32)})
+    except Exception:  # noqa: BLE001 - any refusal means "no"
+        return False
+    return float(two[0]) == 2.0 and float(three[0]) == 3.0
+
+
 def _raise_if_ours(error: Exception) -> None:
     text = str(error)
     for op_type in OPS:
@@ -208,8 +240,9 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     version to one that both the functions (>= 8) and the installed onnxruntime accept.
     Every resample_grad node is validated first (ResampleGradError on bad attributes).
     A node whose input is float, float16 or bfloat16 gets the function's float32 body (its
-    `overload` field, IR 10) when the installed onnxruntime reads IR 10; any other node, or
-    one whose input type inference cannot tell, the default double body.
+    `overload` field, IR 10) when the installed onnxruntime runs the body a node names
+    (onnxruntime_selects_overloads); any other node, or one whose input type inference cannot
+    tell, the default double body.
     """
     model = copy.deepcopy(model)
     imports = {o.domain: o for o in model.opset_import}
@@ -260,7 +293,7 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
 def _choose_bodies(model: onnx.ModelProto, types: dict) -> set:
     """Sets each resample_grad node's `overload` (the float32 body for float and half inputs) and returns the
     (op type, overload) bodies the model needs."""
-    overloads = max_onnxruntime_ir_version() >= OVERLOAD_IR_VERSION
+    overloads = onnxruntime_selects_overloads()
     bodies = set()
     for node in _domain_nodes(model):
         value_type = types.get(node.input[0]) if node.input else None

@@ -126,8 +126,9 @@ def test_attach_gives_float_and_half_inputs_the_float32_body_and_double_the_doub
     np.testing.assert_allclose(got[2], want, rtol=1e-12, atol=1e-12)
 
 
-def test_attach_keeps_the_double_body_when_onnxruntime_cannot_read_overloads(monkeypatch):
-    monkeypatch.setattr(opset, "max_onnxruntime_ir_version", lambda: 9)
+def test_attach_keeps_the_double_body_when_onnxruntime_does_not_select_overloads(monkeypatch):
+    """onnxruntime 1.19 reads IR 10 but runs one body per function name: every node then keeps the double one."""
+    monkeypatch.setattr(opset, "onnxruntime_selects_overloads", lambda: False)
     attached = opset.attach(_one_upsample_per_dtype([np.float32]))
     assert [n.overload for n in attached.graph.node] == [""]
     assert [(f.name, f.overload) for f in attached.functions] == [("UpsampleBilinear2dGrad", "")]
