@@ -149,6 +149,8 @@ def _grid_cases():
         "one_pixel_input": (2, 2, 1, 1, 3, 4, uniform_grid(1.5), ("float32", "float64")),
         "one_pixel_output": (1, 3, 6, 4, 1, 1, uniform_grid(1.1), ("float32", "float64")),
         "single_row_input": (1, 1, 1, 9, 2, 5, uniform_grid(1.2), ("float32", "float64")),
+        # nearest's grad_input adds 4 channels per walk over the points, in blocks of 5 here (160 / 32 tasks)
+        "many_channels": (1, 160, 5, 6, 4, 5, uniform_grid(1.2), ALL_DTYPES),
     }
     cases = []
     for (interp, pad, corners), (name, (n, c, hi, wi, ho, wo, grid, dtypes)) in itertools.product(

@@ -79,9 +79,16 @@ struct GridJob {
   void* grad_grid = nullptr;          // T*, or nullptr
   int64_t block = 16;                 // channels of one grad_input task
   void* input_channels_last = nullptr;  // accumulation-type copy of input as [batch][plane][channels] (grad_grid)
+  // Nearest's grad_input: per batch item b, the points inside the image in order, as nearest_pixel[b * points + i]
+  // (the pixel) and nearest_point[...] (the point), i < nearest_count[b]; kNearestTaps fills them, so the
+  // kInput tasks over blocks of channels share one computation of the taps.
+  int64_t* nearest_pixel = nullptr;
+  int64_t* nearest_point = nullptr;
+  int64_t* nearest_count = nullptr;
   // The tasks (see SimdKernels::grid): kTranspose and kInput per (batch item, block of channels), kGrid per
-  // (batch item, chunk of points), kBoth per batch item when one block holds every channel.
-  enum class Task { kTranspose, kInput, kGrid, kBoth };
+  // (batch item, chunk of points), kBoth per batch item when one block holds every channel, kNearestTaps per
+  // batch item.
+  enum class Task { kTranspose, kInput, kGrid, kBoth, kNearestTaps };
   // The batch item and channels [c0, c1) of a kTranspose or kInput task.
   struct Block {
     int64_t b, c0, c1;
