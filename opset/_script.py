@@ -55,9 +55,10 @@ def _ToOpmathFloat(x):
 def _helper_functions(overload: str = ""):
     protos = [f.to_function_proto() for f in _HELPERS]
     if overload == FLOAT32_OVERLOAD:
-        body = _ToOpmathFloat.to_function_proto()
-        body.name = "ToOpmath"
-        protos = [body if p.name == "ToOpmath" else p for p in protos]
+        swaps = {"ToOpmath": _ToOpmathFloat.to_function_proto()}
+        for name, body in swaps.items():
+            body.name = name
+        protos = [swaps.get(p.name, p) for p in protos]
     return protos
 
 

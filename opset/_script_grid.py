@@ -148,8 +148,7 @@ def ScatterGatherTaps(image, g_out, flat, weight, slopes):
     g_out[n, :, p] * weight[n, p, t] added at flat[n, p, t], and dot [N, P, T] = sum over c of
     image[n, c, flat[n, p, t]] * g_out[n, c, p] when `slopes` (bool) says the taps have slopes, zeros
     otherwise (nearest: its grid gradient is zero, as aten's). Image and gradient move to rows of C
-    channels so each tap gathers or scatters one row (a Gather / ScatterND of whole rows, not one
-    element at a time).
+    channels for the gather (a Gather of whole rows); the scatter stays on planes (below).
     """
     batch = op.Shape(image, start=0, end=1)
     channels = op.Shape(image, start=1, end=2)
@@ -161,12 +160,16 @@ def ScatterGatherTaps(image, g_out, flat, weight, slopes):
     first = op.Mul(op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1)), pixels[0])
     rows = op.Reshape(op.Add(flat, op.Unsqueeze(first, op.Constant(value_ints=[1, 2]))),
                       op.Concat(taps, op.Constant(value_ints=[1]), axis=0), allowzero=1)  # [N P T, 1]: rows of taps
-    updates = op.Reshape(op.Mul(g_rows, op.Unsqueeze(weight, op.Constant(value_ints=[3]))),
-                         op.Concat(taps, channels, axis=0), allowzero=1)
-    zeros = op.Expand(op.CastLike(0.0, image), rows_shape)
-    scattered = op.ScatterND(zeros, rows, updates, reduction="add")
-    grad_image = op.Transpose(op.Reshape(scattered, op.Concat(batch, pixels, channels, axis=0), allowzero=1),
-                              perm=[0, 2, 1])
+    # grad_image by ScatterElements over planes [N, C, S], in order: onnxruntime's ScatterND(add) of whole rows
+    # races on repeated rows at 2 threads (1.19 and 1.32 gave wrong sums), so rows are only gathered
+    plane_taps = op.Concat(batch, channels, op.ReduceProd(op.Shape(flat, start=1), keepdims=1), axis=0)
+    index = op.Expand(op.Reshape(flat, op.Concat(batch, op.Constant(value_ints=[1]),
+                                                 op.ReduceProd(op.Shape(flat, start=1), keepdims=1), axis=0),
+                                 allowzero=1), plane_taps)
+    contribution = op.Reshape(op.Mul(op.Unsqueeze(g_out, op.Constant(value_ints=[3])),
+                                     op.Unsqueeze(weight, op.Constant(value_ints=[1]))), plane_taps, allowzero=1)
+    grad_image = op.ScatterElements(op.Expand(op.CastLike(0.0, image), op.Shape(image)), index, contribution,
+                                    axis=2, reduction="add")
     if slopes:
         image_rows = op.Reshape(op.Transpose(image, perm=[0, 2, 1]), rows_shape, allowzero=1)  # [N S, C]
         values = op.Reshape(op.Gather(image_rows, op.Reshape(rows, taps, allowzero=1), axis=0),
