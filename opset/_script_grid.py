@@ -153,26 +153,26 @@ def ScatterGatherTaps(image, g_out, flat, weight, slopes):
     batch = op.Shape(image, start=0, end=1)
     channels = op.Shape(image, start=1, end=2)
     pixels = op.Shape(image, start=2, end=3)
-    taps = op.ReduceProd(op.Shape(flat), keepdims=1)  # N P T
     # explicit shapes and allowzero throughout: an empty batch or channel axis reshapes to empty, not fails
-    rows_shape = op.Concat(op.Mul(batch, pixels), channels, axis=0)
-    g_rows = op.Unsqueeze(op.Transpose(g_out, perm=[0, 2, 1]), op.Constant(value_ints=[2]))  # [N, P, 1, C]
-    first = op.Mul(op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1)), pixels[0])
-    rows = op.Reshape(op.Add(flat, op.Unsqueeze(first, op.Constant(value_ints=[1, 2]))),
-                      op.Concat(taps, op.Constant(value_ints=[1]), axis=0), allowzero=1)  # [N P T, 1]: rows of taps
     # grad_image by ScatterElements over planes [N, C, S], in order: onnxruntime's ScatterND(add) of whole rows
     # races on repeated rows at 2 threads (1.19 and 1.32 gave wrong sums), so rows are only gathered
-    plane_taps = op.Concat(batch, channels, op.ReduceProd(op.Shape(flat, start=1), keepdims=1), axis=0)
-    index = op.Expand(op.Reshape(flat, op.Concat(batch, op.Constant(value_ints=[1]),
-                                                 op.ReduceProd(op.Shape(flat, start=1), keepdims=1), axis=0),
-                                 allowzero=1), plane_taps)
+    per_item = op.ReduceProd(op.Shape(flat, start=1), keepdims=1)  # P T
+    plane_taps = op.Concat(batch, channels, per_item, axis=0)
+    index = op.Expand(op.Reshape(flat, op.Concat(batch, op.Constant(value_ints=[1]), per_item, axis=0), allowzero=1),
+                      plane_taps)
     contribution = op.Reshape(op.Mul(op.Unsqueeze(g_out, op.Constant(value_ints=[3])),
                                      op.Unsqueeze(weight, op.Constant(value_ints=[1]))), plane_taps, allowzero=1)
     grad_image = op.ScatterElements(op.Expand(op.CastLike(0.0, image), op.Shape(image)), index, contribution,
                                     axis=2, reduction="add")
-    if slopes:
+    if slopes:  # the rows only the grid gradient reads: nearest skips them
+        taps = op.ReduceProd(op.Shape(flat), keepdims=1)  # N P T
+        rows_shape = op.Concat(op.Mul(batch, pixels), channels, axis=0)
         image_rows = op.Reshape(op.Transpose(image, perm=[0, 2, 1]), rows_shape, allowzero=1)  # [N S, C]
-        values = op.Reshape(op.Gather(image_rows, op.Reshape(rows, taps, allowzero=1), axis=0),
+        g_rows = op.Unsqueeze(op.Transpose(g_out, perm=[0, 2, 1]), op.Constant(value_ints=[2]))  # [N, P, 1, C]
+        first = op.Mul(op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1)), pixels[0])
+        rows = op.Reshape(op.Add(flat, op.Unsqueeze(first, op.Constant(value_ints=[1, 2]))), taps,
+                          allowzero=1)  # the row in [N S, C] of each tap
+        values = op.Reshape(op.Gather(image_rows, rows, axis=0),
                             op.Concat(op.Shape(flat), channels, axis=0), allowzero=1)  # [N, P, T, C]
         dot = op.ReduceSum(op.Mul(values, g_rows), op.Constant(value_ints=[3]), keepdims=0)
     else:
