@@ -269,6 +269,7 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     inferred = validate_model(model)
     _fill_output_types(model, inferred)
     _fill_optional_inputs(model)
+    _fill_optional_outputs(model)
     bodies = _choose_bodies(model, _value_types(inferred))
     used = {op_type for op_type, _ in bodies}
     kept = [f for f in model.functions if not (f.domain == DOMAIN and f.name in used)]
@@ -323,6 +324,14 @@ def _fill_optional_inputs(model: onnx.ModelProto) -> None:
             node.input[index] = name
     existing = {init.name for init in model.graph.initializer}
     model.graph.initializer.extend(t for name, t in added.items() if name not in existing)
+
+
+def _fill_optional_outputs(model: onnx.ModelProto) -> None:
+    """A node that leaves trailing optional outputs out names them "" instead: the same node in ONNX, but
+    onnxruntime's function inliner fails on a node with fewer outputs than its function."""
+    for node in _domain_nodes(model):
+        while len(node.output) < len(OPS[node.op_type].function.output):
+            node.output.append("")
 
 
 def _fill_output_types(model: onnx.ModelProto, inferred: onnx.ModelProto) -> None:

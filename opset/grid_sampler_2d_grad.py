@@ -13,7 +13,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AxisTaps, InRange, ScatterGatherTaps, TapIndex
+from ._script_grid import AxisTaps, GridTapGradients, InRange, TapIndex
 
 OP_TYPE = "GridSampler2DGrad"
 INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")
@@ -52,7 +52,7 @@ def _str(value, default: str) -> str:
 @script(OPSET, default_opset=op)
 def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", padding_mode: str = "zeros",
               align_corners: int = 0):
-    """Per-axis taps; both gradients from rows of channels (_script_grid.ScatterGatherTaps)."""
+    """Per-axis taps; both gradients from rows of channels (_script_grid.GridTapGradients)."""
     # an empty batch or channel axis gives zeros (onnxruntime's GatherElements refuses empty index shapes)
     if op.Equal(op.ReduceProd(op.Shape(input, start=0, end=2), keepdims=0), op.Constant(value_int=0)):
         grad_input = op.CastLike(op.Expand(op.Constant(value_float=0.0), op.Shape(input)), input)
@@ -64,11 +64,9 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
                                   keys_strings=["zeros", "border", "reflection"], values_int64s=[0, 1, 2])
         corners = op.Constant(value_int=align_corners)
         batch = op.Shape(input, start=0, end=1)
-        channels = op.Shape(input, start=1, end=2)
         height = ToOpmath(op.Shape(input, start=2, end=3))
         width = ToOpmath(op.Shape(input, start=3, end=4))
         points = op.ReduceProd(op.Shape(grid, start=1, end=3), keepdims=1)
-        pixels = op.ReduceProd(op.Shape(input, start=2, end=4), keepdims=1)
 
         # explicit sizes and allowzero: an empty batch or channel axis must reshape to empty, not fail
         coords = op.Reshape(ToOpmath(grid), op.Concat(batch, points, op.Constant(value_ints=[2]), axis=0),
@@ -83,23 +81,13 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         # pixels), then one broadcast each over [N, P, Kx, Ky]
         in_x, in_y = InRange(tx, width), InRange(ty, height)
         inside = op.And(op.Unsqueeze(in_x, col), op.Unsqueeze(in_y, row))
-        zero = op.CastLike(0.0, tx)
-        offsets = op.Add(op.Unsqueeze(op.Mul(TapIndex(ty, in_y), op.Shape(input, start=3, end=4)), row),
-                         op.Unsqueeze(TapIndex(tx, in_x), col))
-        flat = op.Where(inside, offsets, op.Constant(value_int=0))
-        weight = op.Where(inside, op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(wy, row)), zero)
+        flat = op.Add(op.Unsqueeze(op.Mul(TapIndex(ty, in_y), op.Shape(input, start=3, end=4)), row),
+                      op.Unsqueeze(TapIndex(tx, in_x), col))
+        weight = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(wy, row))
         slope_x = op.Mul(op.Unsqueeze(sx, col), op.Unsqueeze(wy, row))
         slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))
-
-        # planes [N, C, H*W], points [N, C, P], taps [N, P, Kx*Ky] in (x tap, y tap) order
-        tap_shape = op.Concat(batch, points, op.ReduceProd(op.Shape(weight, start=2), keepdims=1), axis=0)
-        image = op.Reshape(ToOpmath(input), op.Concat(batch, channels, pixels, axis=0), allowzero=1)
-        g_out = op.Reshape(ToOpmath(grad_output), op.Concat(batch, channels, points, axis=0), allowzero=1)
-        grad_input, dot = ScatterGatherTaps(image, g_out, op.Reshape(flat, tap_shape, allowzero=1),
-                                            op.Reshape(weight, tap_shape, allowzero=1),
-                                            op.Not(op.Equal(interpolation, 1)))
-        grad_input = op.CastLike(op.Reshape(grad_input, op.Shape(input), allowzero=1), input)
-        dot = op.Where(inside, op.Reshape(dot, op.Shape(weight), allowzero=1), zero)
+        grad_input, dot = GridTapGradients(input, grad_output, flat, weight, inside,
+                                           op.Not(op.Equal(interpolation, 1)))
         tap_axes = op.Constant(value_ints=[2, 3])
         gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)
         giy = op.Mul(op.ReduceSum(op.Mul(dot, slope_y), tap_axes, keepdims=0), mult_y)

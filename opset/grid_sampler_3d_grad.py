@@ -14,7 +14,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AxisTaps, InRange, ScatterGatherTaps, TapIndex
+from ._script_grid import AxisTaps, GridTapGradients, InRange, TapIndex
 from .grid_sampler_2d_grad import _str
 
 OP_TYPE = "GridSampler3DGrad"
@@ -43,7 +43,7 @@ class GridSampler3DGrad(ReferenceOp):
 
 @script(OPSET, default_opset=op)
 def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode: str = "zeros", align_corners: int = 0):
-    """Per-axis taps; both gradients from rows of channels (_script_grid.ScatterGatherTaps)."""
+    """Per-axis taps; both gradients from rows of channels (_script_grid.GridTapGradients)."""
     if op.Equal(op.ReduceProd(op.Shape(x, start=0, end=2), keepdims=0), op.Constant(value_int=0)):
         dx = op.CastLike(op.Expand(op.Constant(value_float=0.0), op.Shape(x)), x)
         dgrid = op.CastLike(op.Expand(op.Constant(value_float=0.0), op.Shape(grid)), grid)
@@ -54,12 +54,10 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
                                   keys_strings=["zeros", "border", "reflection"], values_int64s=[0, 1, 2])
         corners = op.Constant(value_int=align_corners)
         batch = op.Shape(x, start=0, end=1)
-        channels = op.Shape(x, start=1, end=2)
         depth = ToOpmath(op.Shape(x, start=2, end=3))
         height = ToOpmath(op.Shape(x, start=3, end=4))
         width = ToOpmath(op.Shape(x, start=4, end=5))
         points = op.ReduceProd(op.Shape(grid, start=1, end=4), keepdims=1)
-        voxels = op.ReduceProd(op.Shape(x, start=2, end=5), keepdims=1)
 
         coords = op.Reshape(ToOpmath(grid), op.Concat(batch, points, op.Constant(value_ints=[3]), axis=0),
                             allowzero=1)
@@ -75,25 +73,14 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         # voxels), then one broadcast each over [N, P, Kx, Ky, Kz]
         in_x, in_y, in_z = InRange(tx, width), InRange(ty, height), InRange(tz, depth)
         inside = op.And(op.And(op.Unsqueeze(in_x, ax), op.Unsqueeze(in_y, ay)), op.Unsqueeze(in_z, az))
-        zero = op.CastLike(0.0, tx)
         row_len = op.Shape(x, start=4, end=5)
         plane = op.Mul(op.Shape(x, start=3, end=4), row_len)
-        offsets = op.Add(op.Add(op.Unsqueeze(op.Mul(TapIndex(tz, in_z), plane), az),
-                                op.Unsqueeze(op.Mul(TapIndex(ty, in_y), row_len), ay)),
-                         op.Unsqueeze(TapIndex(tx, in_x), ax))
-        flat = op.Where(inside, offsets, op.Constant(value_int=0))
+        flat = op.Add(op.Add(op.Unsqueeze(op.Mul(TapIndex(tz, in_z), plane), az),
+                             op.Unsqueeze(op.Mul(TapIndex(ty, in_y), row_len), ay)),
+                      op.Unsqueeze(TapIndex(tx, in_x), ax))
         wx3, wy3, wz3 = op.Unsqueeze(wx, ax), op.Unsqueeze(wy, ay), op.Unsqueeze(wz, az)
-        weight = op.Where(inside, op.Mul(op.Mul(wx3, wy3), wz3), zero)
-
-        # volumes [N, C, D*H*W], points [N, C, P], taps [N, P, Kx*Ky*Kz] in (x, y, z tap) order
-        tap_shape = op.Concat(batch, points, op.ReduceProd(op.Shape(weight, start=2), keepdims=1), axis=0)
-        image = op.Reshape(ToOpmath(x), op.Concat(batch, channels, voxels, axis=0), allowzero=1)
-        g_out = op.Reshape(ToOpmath(grad), op.Concat(batch, channels, points, axis=0), allowzero=1)
-        dx, dot = ScatterGatherTaps(image, g_out, op.Reshape(flat, tap_shape, allowzero=1),
-                                            op.Reshape(weight, tap_shape, allowzero=1),
-                                            op.Not(op.Equal(interpolation, 1)))
-        dx = op.CastLike(op.Reshape(dx, op.Shape(x), allowzero=1), x)
-        dot = op.Where(inside, op.Reshape(dot, op.Shape(weight), allowzero=1), zero)
+        dx, dot = GridTapGradients(x, grad, flat, op.Mul(op.Mul(wx3, wy3), wz3), inside,
+                                   op.Not(op.Equal(interpolation, 1)))
         # d/dx sums dot * sx (x) wy (x) wz over the taps, and so on: contracted one tap axis at a time, z first
         # (two passes over [N, P, Kx, Ky, Kz] instead of a slope tensor per coordinate)
         last = op.Constant(value_ints=[-1])

@@ -130,6 +130,31 @@ def test_hostile_grid_matches_torch_where_torch_defines_it(interp, padding, name
         assert (gg[~finite] == 0).all()
 
 
+GRAD_OUTPUT_HOSTILE = [(spatial, interp, name) for spatial, interp, name in itertools.product(
+    [2, 3], ["bilinear", "nearest", "bicubic"], ["nan", "+inf", "-inf"]) if not (spatial == 3 and interp == "bicubic")]
+
+
+@pytest.mark.parametrize("spatial,interp,name", GRAD_OUTPUT_HOSTILE)
+def test_non_finite_grad_output_reaches_only_its_pixels_as_in_torch(spatial, interp, name):
+    """A NaN or infinite gradient at one point reaches that point's pixels and no others, as in torch. (The
+    functions sum runs of sorted taps by prefix sums: a non-finite value must not carry into every later pixel.)"""
+    torch = pytest.importorskip("torch")
+    go, x, grid = _inputs(2, spatial)
+    go[(0, 1) + GRID[spatial][5][1:]] = SPECIAL[name]
+    backward = torch.ops.aten.grid_sampler_2d_backward if spatial == 2 else torch.ops.aten.grid_sampler_3d_backward
+    ti, tg = backward(torch.from_numpy(go), torch.from_numpy(x), torch.from_numpy(grid),
+                      ["bilinear", "nearest", "bicubic"].index(interp), 0, False, [True, True])
+    assert np.isfinite(ti.numpy()).mean() > 0.5  # the case means something: most pixels stay finite
+    for path in PATHS:
+        with np.errstate(invalid="ignore"):  # the reference's inf - inf and 0 * inf, as torch's
+            gi, gg = _run(path, go, x, grid, dict(interpolation_mode=interp, padding_mode="zeros", align_corners=0))
+        np.testing.assert_allclose(gi, ti.numpy(), rtol=1e-5, atol=1e-5, err_msg=path)
+        # the point's own grid gradient is inf - inf in some order: non-finite in both, its sign or NaN may differ
+        finite = np.isfinite(tg.numpy())
+        np.testing.assert_allclose(gg[finite], tg.numpy()[finite], rtol=1e-5, atol=1e-5, err_msg=path)
+        assert not np.isfinite(gg[~finite]).any(), path
+
+
 # --------------------------------------------------------------------------- scales
 
 SCALES = [  # (value, valid?, text)
