@@ -140,6 +140,70 @@ def TapIndex(taps, inside):
 
 @helper
 @script(HELPERS, default_opset=op)
+def ScatterOverPlanes(contributions, keys, pixels):
+    """contributions [N, C, M] added at keys [N, M] (in [0, S]; S a spare pixel, dropped): planes [N, C, S].
+    ScatterElements, element by element and in order."""
+    shape = op.Shape(contributions)
+    index = op.Expand(op.Unsqueeze(keys, op.Constant(value_ints=[1])), shape)
+    planes = op.ScatterElements(op.Expand(op.CastLike(0.0, contributions), op.Concat(
+        op.Shape(contributions, start=0, end=2), op.Add(pixels, 1), axis=0)), index, contributions, axis=2,
+        reduction="add")
+    return op.Slice(planes, op.Constant(value_ints=[0]), pixels, op.Constant(value_ints=[2]))
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def SumSortedTaps(g_points, per_point, keys, weights, pixels):
+    """The rows [N, S, C] of sum over taps of g_points[n, point] * weight added at key (the tap's pixel, S spare).
+
+    g_points [N, P, C]; keys and weights [N, P T], per_point T. The taps are sorted by pixel (TopK, which
+    breaks ties by position: a fixed summation order), their contribution rows summed by a prefix sum, and
+    each pixel takes the difference of the prefix at the two ends of its run. The prefix is kept exact in
+    float32 by blocks: a running sum within blocks of 32 taps, the blocks' totals summed in double (a
+    float32 running total over P T rows would lose the digits of a pixel's short run).
+    """
+    batch = op.Shape(keys, start=0, end=1)
+    taps = op.Shape(keys, start=1, end=2)
+    points = op.Shape(g_points, start=1, end=2)
+    channels = op.Shape(g_points, start=2, end=3)
+    axis1 = op.Constant(value_ints=[1])
+    item = op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1))
+    # `lead` sentinel taps (key -1, weight 0) sort first and pad the taps to whole blocks
+    block = op.Constant(value_ints=[32])
+    padded = op.Mul(op.Add(op.Div(taps, block), 1), block)
+    lead = op.Sub(padded, taps)  # at least 1: the prefix before every run is a real row
+    all_keys = op.Concat(op.Expand(op.Constant(value_int=-1), op.Concat(batch, lead, axis=0)), keys, axis=1)
+    unused, order = op.TopK(all_keys, padded, axis=1, largest=0, sorted=1)
+    point_rows = op.Add(op.Div(op.Max(op.Sub(order, lead), op.Constant(value_int=0)), per_point),
+                        op.Unsqueeze(op.Mul(item, points[0]), axis1))
+    all_weights = op.Concat(op.Expand(op.CastLike(0.0, weights), op.Concat(batch, lead, axis=0)), weights, axis=1)
+    g_rows = op.Reshape(g_points, op.Concat(op.Mul(batch, points), channels, axis=0), allowzero=1)
+    contributions = op.Mul(op.Gather(g_rows, point_rows, axis=0),
+                           op.Unsqueeze(op.GatherElements(all_weights, order, axis=1), op.Constant(value_ints=[2])))
+    blocks = op.Div(padded, block)
+    inner = op.CumSum(op.Reshape(contributions, op.Concat(batch, blocks, block, channels, axis=0), allowzero=1),
+                      op.Constant(value_int=2))  # running sums within each block
+    outer = op.CumSum(op.Cast(op.Gather(inner, op.Constant(value_int=31), axis=2), to=onnx.TensorProto.DOUBLE),
+                      op.Constant(value_int=1), exclusive=1)  # the blocks before, in double (31: block - 1)
+    inner_rows = op.Reshape(inner, op.Concat(op.Mul(batch, padded), channels, axis=0), allowzero=1)
+    outer_rows = op.Reshape(outer, op.Concat(op.Mul(batch, blocks), channels, axis=0), allowzero=1)
+    # pixel s's run of sorted taps ends with the taps whose keys are at most s
+    counts = op.ScatterElements(op.Expand(op.Constant(value_int=0), op.Concat(batch, op.Add(pixels, 1), axis=0)),
+                                keys, op.Expand(op.Constant(value_int=1), op.Shape(keys)), axis=1, reduction="add")
+    start = op.Constant(value_ints=[0])
+    last = op.Add(op.Slice(op.CumSum(counts, op.Constant(value_int=1)), start, pixels, axis1), op.Sub(lead, 1))
+    before = op.Sub(last, op.Slice(counts, start, pixels, axis1))  # the tap before the run
+    row_of = op.Unsqueeze(op.Mul(item, padded[0]), axis1)
+    block_of = op.Unsqueeze(op.Mul(item, blocks[0]), axis1)
+    within = op.Sub(op.Gather(inner_rows, op.Add(last, row_of), axis=0),
+                    op.Gather(inner_rows, op.Add(before, row_of), axis=0))
+    across = op.Sub(op.Gather(outer_rows, op.Add(op.Div(last, block), block_of), axis=0),
+                    op.Gather(outer_rows, op.Add(op.Div(before, block), block_of), axis=0))
+    return op.Add(op.CastLike(across, within), within)
+
+
+@helper
+@script(HELPERS, default_opset=op)
 def GridTapGradients(input, grad_output, flat, weight, inside, slopes):
     """Both halves of a grid sampler's backward over its taps, on rows of channels as the kernels lay them out.
 
@@ -148,91 +212,48 @@ def GridTapGradients(input, grad_output, flat, weight, inside, slopes):
     its weight (opmath) and whether it lies inside. Returns grad_input (input's shape and type), each
     grad_output[n, :, p] * weight added at flat, and dot (weight's shape, opmath) = sum over c of
     input[n, c, flat] * grad_output[n, c, p] at the inside taps when `slopes` (bool) says the taps have
-    slopes (more than one a point), zeros otherwise (nearest: its grid gradient is zero, as aten's).
+    slopes (bilinear, bicubic), zeros otherwise (nearest: its grid gradient is zero, as aten's).
 
-    grad_input with several taps a point is gathered, not scattered: the taps are sorted by pixel (TopK,
-    which breaks ties by position: a fixed summation order), their contribution rows summed by a prefix
-    sum, and each pixel takes the difference of the prefix at the two ends of its run. Sorting P T keys
-    costs about C times less than scattering P T C values one element at a time, as ScatterElements does
-    (it was 70% of the function's time); onnxruntime's ScatterND(add) of whole rows would be faster but
-    races on repeated rows at 2 threads (wrong sums in 1.19 and 1.32). The prefix is kept exact enough in
-    float32 by blocks: a running sum within blocks of 32 taps, the blocks' totals summed in double. A
-    non-finite gradient would poison every later prefix, so it, and nearest (one tap a point: nothing to
-    save), scatter over planes element by element, in order.
+    With several taps a point grad_input is gathered from sorted taps (SumSortedTaps): sorting P T keys
+    costs about C times less than scattering P T C values one element at a time (ScatterElements was 70%
+    of the function's time), and onnxruntime's ScatterND(add) of whole rows, faster still, races on
+    repeated rows at 2 threads (wrong sums in 1.19 and 1.32). Nearest (one tap a point: nothing to save)
+    and a non-finite gradient (it would poison every later prefix) scatter over planes.
     """
     batch = op.Shape(input, start=0, end=1)
     channels = op.Shape(input, start=1, end=2)
     pixels = op.ReduceProd(op.Shape(input, start=2), keepdims=1)
     points = op.Shape(flat, start=1, end=2)
     per_point = op.ReduceProd(op.Shape(flat, start=2), keepdims=1)  # T
-    taps = op.Mul(points, per_point)  # P T
-    axis1 = op.Constant(value_ints=[1])
-    item = op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1))
+    by_item = op.Concat(batch, op.Mul(points, per_point), axis=0)
     zero = op.CastLike(0.0, weight)
     # explicit shapes and allowzero throughout: an empty batch or channel axis reshapes to empty, not fails
     g_planes = op.Reshape(ToOpmath(grad_output), op.Concat(batch, channels, points, axis=0), allowzero=1)
-    # outside taps go to a spare pixel S that is dropped at the end
-    keys = op.Reshape(op.Where(inside, flat, pixels), op.Concat(batch, taps, axis=0), allowzero=1)  # [N, P T]
-    tap_weights = op.Reshape(op.Where(inside, weight, zero), op.Concat(batch, taps, axis=0), allowzero=1)
-    g_points = op.Transpose(g_planes, perm=[0, 2, 1])  # [N, P, C]
-    g_rows = op.Reshape(g_points, op.Concat(op.Mul(batch, points), channels, axis=0), allowzero=1)
-
-    nonfinite = op.IsNaN(op.ReduceSum(op.Mul(g_planes, zero), keepdims=0))  # 0 * inf and 0 * NaN are NaN
-    if op.Or(op.Not(slopes), nonfinite):
-        per_plane = op.Concat(batch, channels, taps, axis=0)
-        index = op.Expand(op.Unsqueeze(keys, axis1), per_plane)
-        contributions = op.Reshape(op.Mul(op.Reshape(g_planes, op.Concat(batch, channels, points, op.Constant(
-            value_ints=[1]), axis=0), allowzero=1), op.Unsqueeze(op.Reshape(tap_weights, op.Concat(
-                batch, points, per_point, axis=0), allowzero=1), axis1)), per_plane, allowzero=1)
-        planes = op.ScatterElements(op.Expand(zero, op.Concat(batch, channels, op.Add(pixels, 1), axis=0)), index,
-                                    contributions, axis=2, reduction="add")
-        sum_planes = op.Slice(planes, op.Constant(value_ints=[0]), pixels, op.Constant(value_ints=[2]))
-        grad_input = op.CastLike(op.Reshape(sum_planes, op.Shape(input), allowzero=1), input)
-    else:
-        # `lead` sentinel taps (key -1, weight 0) sort first and pad the taps to whole blocks
-        block = op.Constant(value_ints=[32])
-        padded = op.Mul(op.Add(op.Div(taps, block), 1), block)
-        lead = op.Sub(padded, taps)  # at least 1: the prefix before every run is a real row
-        all_keys = op.Concat(op.Expand(op.Constant(value_int=-1), op.Concat(batch, lead, axis=0)), keys, axis=1)
-        unused, order = op.TopK(all_keys, padded, axis=1, largest=0, sorted=1)
-        point_rows = op.Add(op.Div(op.Max(op.Sub(order, lead), op.Constant(value_int=0)), per_point),
-                            op.Unsqueeze(op.Mul(item, points[0]), axis1))
-        all_weights = op.Concat(op.Expand(zero, op.Concat(batch, lead, axis=0)), tap_weights, axis=1)
-        contributions = op.Mul(op.Gather(g_rows, point_rows, axis=0),
-                               op.Unsqueeze(op.GatherElements(all_weights, order, axis=1), op.Constant(value_ints=[2])))
-        blocks = op.Div(padded, block)
-        inner = op.CumSum(op.Reshape(contributions, op.Concat(batch, blocks, block, channels, axis=0), allowzero=1),
-                          op.Constant(value_int=2))  # running sums within each block
-        outer = op.CumSum(op.Cast(op.Gather(inner, op.Constant(value_int=31), axis=2), to=onnx.TensorProto.DOUBLE),
-                          op.Constant(value_int=1), exclusive=1)  # the blocks before, in double
-        inner_rows = op.Reshape(inner, op.Concat(op.Mul(batch, padded), channels, axis=0), allowzero=1)
-        outer_rows = op.Reshape(outer, op.Concat(op.Mul(batch, blocks), channels, axis=0), allowzero=1)
-        # pixel s's run of sorted taps ends with the taps whose keys are at most s
-        counts = op.ScatterElements(op.Expand(op.Constant(value_int=0), op.Concat(batch, op.Add(pixels, 1), axis=0)),
-                                    keys, op.Expand(op.Constant(value_int=1), op.Shape(keys)), axis=1,
-                                    reduction="add")
-        start = op.Constant(value_ints=[0])
-        last = op.Add(op.Slice(op.CumSum(counts, op.Constant(value_int=1)), start, pixels, axis1), op.Sub(lead, 1))
-        before = op.Sub(last, op.Slice(counts, start, pixels, axis1))  # the tap before the run
-        row_of = op.Unsqueeze(op.Mul(item, padded[0]), axis1)
-        block_of = op.Unsqueeze(op.Mul(item, blocks[0]), axis1)
-        within = op.Sub(op.Gather(inner_rows, op.Add(last, row_of), axis=0),
-                        op.Gather(inner_rows, op.Add(before, row_of), axis=0))
-        across = op.Sub(op.Gather(outer_rows, op.Add(op.Div(last, block), block_of), axis=0),
-                        op.Gather(outer_rows, op.Add(op.Div(before, block), block_of), axis=0))
-        sums = op.CastLike(op.Add(op.CastLike(across, within), within), input)  # [N, S, C]
-        grad_input = op.Reshape(op.Transpose(sums, perm=[0, 2, 1]), op.Shape(input), allowzero=1)
-
-    if slopes:  # the rows only the grid gradient reads: nearest skips them
+    keys = op.Reshape(op.Where(inside, flat, pixels), by_item, allowzero=1)  # [N, P T]; outside: the spare pixel S
+    if slopes:
+        g_points = op.Transpose(g_planes, perm=[0, 2, 1])  # [N, P, C]
+        weights = op.Reshape(op.Where(inside, weight, zero), by_item, allowzero=1)
+        total = op.ReduceSum(g_planes, keepdims=0)  # non-finite when any value is (or the sum overflows: then the
+        if op.Or(op.IsNaN(total), op.IsInf(total)):  # scatter, right for any input, runs too)
+            contributions = op.Reshape(op.Mul(op.Unsqueeze(g_planes, op.Constant(value_ints=[3])), op.Unsqueeze(
+                op.Reshape(weights, op.Concat(batch, points, per_point, axis=0), allowzero=1), op.Constant(
+                    value_ints=[1]))), op.Concat(batch, channels, op.Shape(keys, start=1), axis=0), allowzero=1)
+            sum_planes = ScatterOverPlanes(contributions, keys, pixels)
+        else:
+            sum_planes = op.Transpose(SumSortedTaps(g_points, per_point, keys, weights, pixels), perm=[0, 2, 1])
+        # the grid gradient's dot: image rows [N S, C] gathered at each tap, times the point's gradient row
+        item = op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1))
         image_rows = op.Reshape(op.Transpose(op.Reshape(ToOpmath(input), op.Concat(batch, channels, pixels, axis=0),
                                                         allowzero=1), perm=[0, 2, 1]),
-                                op.Concat(op.Mul(batch, pixels), channels, axis=0), allowzero=1)  # [N S, C]
-        rows = op.Add(op.Reshape(op.Where(inside, flat, op.Constant(value_int=0)), op.Concat(batch, taps, axis=0),
-                                 allowzero=1), op.Unsqueeze(op.Mul(item, pixels[0]), axis1))  # rows in [N S, C]
+                                op.Concat(op.Mul(batch, pixels), channels, axis=0), allowzero=1)
+        rows = op.Add(op.Reshape(op.Where(inside, flat, op.Constant(value_int=0)), by_item, allowzero=1),
+                      op.Unsqueeze(op.Mul(item, pixels[0]), op.Constant(value_ints=[1])))
         read = op.Reshape(op.Gather(image_rows, rows, axis=0),
                           op.Concat(batch, points, per_point, channels, axis=0), allowzero=1)  # [N, P, T, C]
         products = op.MatMul(read, op.Unsqueeze(g_points, op.Constant(value_ints=[3])))  # [N, P, T, 1]
         dot = op.Where(inside, op.Reshape(products, op.Shape(weight), allowzero=1), zero)
-    else:
+    else:  # nearest: weight 1 where inside, and the outside taps land on the spare pixel
+        sum_planes = ScatterOverPlanes(g_planes, keys, pixels)
         dot = op.Expand(zero, op.Shape(weight))
+    grad_input = op.CastLike(op.Reshape(sum_planes, op.Shape(input), allowzero=1), input)
     return grad_input, dot
