@@ -88,7 +88,9 @@ def ApplyPadding(coord, size, padding, align_corners):
 @helper
 @script(HELPERS, default_opset=op)
 def AxisTaps(coord, size, align_corners, padding, interpolation):
-    """The taps of one axis for every grid point: pixel positions [.., K], weights, d weight/d pixel, d pixel/d grid.
+    """The taps of one axis for the grid points coord [N, P]: pixel positions, weights and d weight/d pixel
+    [N, K, P] (taps before points: the products over axes broadcast along P, not along a tiny last axis),
+    and d pixel/d grid [N, P].
 
     interpolation: 0 bilinear (K=2), 1 nearest (K=1), 2 bicubic (K=4). Bilinear and
     nearest pad the coordinate, bicubic pads every tap (as aten).
@@ -121,21 +123,22 @@ def AxisTaps(coord, size, align_corners, padding, interpolation):
             weights = op.Concat(op.Unsqueeze(op.Sub(high, padded), last), op.Unsqueeze(op.Sub(padded, low), last), axis=-1)
             # d weight / d pixel: -1 for the low tap, +1 for the high one, broadcast over the points
             slopes = op.Add(op.Sub(weights, weights), op.CastLike(op.Constant(value_floats=[-1.0, 1.0]), weights))
-    return taps, weights, slopes, scale
+    return (op.Transpose(taps, perm=[0, 2, 1]), op.Transpose(weights, perm=[0, 2, 1]),
+            op.Transpose(slopes, perm=[0, 2, 1]), scale)
 
 
 @helper
 @script(HELPERS, default_opset=op)
-def InRange(taps, size):
-    """Which tap positions lie in [0, size - 1] (size in the taps' type)."""
-    return op.And(op.GreaterOrEqual(taps, op.CastLike(0.0, taps)), op.LessOrEqual(taps, op.Sub(size, 1.0)))
+def AxisIndex(taps, weights, size, rows):
+    """One axis's tap positions [N, K, P] as int64 and their weights, for flat indices into the input.
 
-
-@helper
-@script(HELPERS, default_opset=op)
-def TapIndex(taps, inside):
-    """Tap positions as int64, 0 where outside (an outside position may be huge or NaN)."""
-    return op.Cast(op.Where(inside, taps, op.CastLike(0.0, taps)), to=onnx.TensorProto.INT64)
+    A tap outside [0, size - 1] gets weight 0 and position `rows` (int64), the number of rows of this axis's
+    length in the input (S / stride): a flat index built with it is S or more, the spare pixel. Masking per
+    axis keeps every select off the [N, taps, P] tensors (onnxruntime's Where costs 5 ns an element).
+    """
+    inside = op.And(op.GreaterOrEqual(taps, op.CastLike(0.0, taps)), op.LessOrEqual(taps, op.Sub(size, 1.0)))
+    index = op.Cast(op.Where(inside, taps, op.CastLike(0.0, taps)), to=onnx.TensorProto.INT64)  # NaN-free first
+    return op.Where(inside, index, rows), op.Where(inside, weights, op.CastLike(0.0, weights))
 
 
 @helper
@@ -153,12 +156,12 @@ def ScatterOverPlanes(contributions, keys, pixels):
 
 @helper
 @script(HELPERS, default_opset=op)
-def SumSortedTaps(g_points, per_point, keys, weights, pixels):
+def SumSortedTaps(g_points, keys, weights, pixels):
     """The rows [N, S, C] of sum over taps of g_points[n, point] * weight added at key (the tap's pixel, S spare).
 
-    g_points [N, P, C]; keys and weights [N, P T], per_point T. The taps are sorted by pixel (TopK, which
-    breaks ties by position: a fixed summation order), their contribution rows summed by a prefix sum, and
-    each pixel takes the difference of the prefix at the two ends of its run. The prefix is kept exact in
+    g_points [N, P, C]; keys and weights [N, T P] (tap-major: tap m is point m mod P). The taps are sorted
+    by pixel (TopK, which breaks ties by position: a fixed summation order), their contribution rows summed
+    by a prefix sum, and each pixel takes the difference of the prefix at the two ends of its run. The prefix is kept exact in
     float32 by blocks: a running sum within blocks of 32 taps, the blocks' totals summed in double (a
     float32 running total over P T rows would lose the digits of a pixel's short run).
     """
@@ -174,7 +177,8 @@ def SumSortedTaps(g_points, per_point, keys, weights, pixels):
     lead = op.Sub(padded, taps)  # at least 1: the prefix before every run is a real row
     all_keys = op.Concat(op.Expand(op.Constant(value_int=-1), op.Concat(batch, lead, axis=0)), keys, axis=1)
     unused, order = op.TopK(all_keys, padded, axis=1, largest=0, sorted=1)
-    point_rows = op.Add(op.Div(op.Max(op.Sub(order, lead), op.Constant(value_int=0)), per_point),
+    point_rows = op.Add(op.Mod(op.Max(op.Sub(order, lead), op.Constant(value_int=0)),
+                               op.Max(points, op.Constant(value_ints=[1]))),  # no points: only sentinels
                         op.Unsqueeze(op.Mul(item, points[0]), axis1))
     all_weights = op.Concat(op.Expand(op.CastLike(0.0, weights), op.Concat(batch, lead, axis=0)), weights, axis=1)
     g_rows = op.Reshape(g_points, op.Concat(op.Mul(batch, points), channels, axis=0), allowzero=1)
@@ -204,15 +208,15 @@ def SumSortedTaps(g_points, per_point, keys, weights, pixels):
 
 @helper
 @script(HELPERS, default_opset=op)
-def GridTapGradients(input, grad_output, flat, weight, inside, slopes):
+def GridTapGradients(input, grad_output, flat, weight, slopes):
     """Both halves of a grid sampler's backward over its taps, on rows of channels as the kernels lay them out.
 
-    input [N, C, *in] (S pixels or voxels), grad_output [N, C, *out] (P points); flat, weight and inside
-    [N, P, *taps] (T taps a point): each tap's offset in the input plane (int64, in [0, S) where inside),
-    its weight (opmath) and whether it lies inside. Returns grad_input (input's shape and type), each
-    grad_output[n, :, p] * weight added at flat, and dot (weight's shape, opmath) = sum over c of
-    input[n, c, flat] * grad_output[n, c, p] at the inside taps when `slopes` (bool) says the taps have
-    slopes (bilinear, bicubic), zeros otherwise (nearest: its grid gradient is zero, as aten's).
+    input [N, C, *in] (S pixels or voxels), grad_output [N, C, *out] (P points); flat and weight
+    [N, *taps, P] (T taps a point): each tap's offset in the input plane (int64, S or more where the tap
+    lies outside: AxisIndex) and its weight (opmath, 0 outside). Returns grad_input (input's shape and
+    type), each grad_output[n, :, p] * weight added at flat, and dot (weight's shape, opmath) = sum over c
+    of input[n, c, flat] * grad_output[n, c, p], 0 at the outside taps, when `slopes` (bool) says the taps
+    have slopes (bilinear, bicubic), zeros otherwise (nearest: its grid gradient is zero, as aten's).
 
     With several taps a point grad_input is gathered from sorted taps (SumSortedTaps): sorting P T keys
     costs about C times less than scattering P T C values one element at a time (ScatterElements was 70%
@@ -223,35 +227,37 @@ def GridTapGradients(input, grad_output, flat, weight, inside, slopes):
     batch = op.Shape(input, start=0, end=1)
     channels = op.Shape(input, start=1, end=2)
     pixels = op.ReduceProd(op.Shape(input, start=2), keepdims=1)
-    points = op.Shape(flat, start=1, end=2)
-    per_point = op.ReduceProd(op.Shape(flat, start=2), keepdims=1)  # T
-    by_item = op.Concat(batch, op.Mul(points, per_point), axis=0)
+    points = op.Shape(flat, start=-1)
+    per_point = op.ReduceProd(op.Shape(flat, start=1, end=-1), keepdims=1)  # T
     zero = op.CastLike(0.0, weight)
     # explicit shapes and allowzero throughout: an empty batch or channel axis reshapes to empty, not fails
     g_planes = op.Reshape(ToOpmath(grad_output), op.Concat(batch, channels, points, axis=0), allowzero=1)
-    keys = op.Reshape(op.Where(inside, flat, pixels), by_item, allowzero=1)  # [N, P T]; outside: the spare pixel S
+    keys = op.Reshape(op.Min(flat, pixels), op.Concat(batch, op.Mul(points, per_point), axis=0),
+                      allowzero=1)  # [N, T P]; outside: the spare pixel S
     if slopes:
         g_points = op.Transpose(g_planes, perm=[0, 2, 1])  # [N, P, C]
-        weights = op.Reshape(op.Where(inside, weight, zero), by_item, allowzero=1)
+        weights = op.Reshape(weight, op.Shape(keys), allowzero=1)
         total = op.ReduceSum(g_planes, keepdims=0)  # non-finite when any value is (or the sum overflows: then the
         if op.Or(op.IsNaN(total), op.IsInf(total)):  # scatter, right for any input, runs too)
-            contributions = op.Reshape(op.Mul(op.Unsqueeze(g_planes, op.Constant(value_ints=[3])), op.Unsqueeze(
-                op.Reshape(weights, op.Concat(batch, points, per_point, axis=0), allowzero=1), op.Constant(
+            contributions = op.Reshape(op.Mul(op.Unsqueeze(g_planes, op.Constant(value_ints=[2])), op.Unsqueeze(
+                op.Reshape(weights, op.Concat(batch, per_point, points, axis=0), allowzero=1), op.Constant(
                     value_ints=[1]))), op.Concat(batch, channels, op.Shape(keys, start=1), axis=0), allowzero=1)
             sum_planes = ScatterOverPlanes(contributions, keys, pixels)
         else:
-            sum_planes = op.Transpose(SumSortedTaps(g_points, per_point, keys, weights, pixels), perm=[0, 2, 1])
-        # the grid gradient's dot: image rows [N S, C] gathered at each tap, times the point's gradient row
+            sum_planes = op.Transpose(SumSortedTaps(g_points, keys, weights, pixels), perm=[0, 2, 1])
+        # the grid gradient's dot: rows [N (S + 1), C] of the image and a zero row (the spare pixel) gathered
+        # at each point's taps [N, P, T], times the point's gradient row
         item = op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1))
-        image_rows = op.Reshape(op.Transpose(op.Reshape(ToOpmath(input), op.Concat(batch, channels, pixels, axis=0),
-                                                        allowzero=1), perm=[0, 2, 1]),
-                                op.Concat(op.Mul(batch, pixels), channels, axis=0), allowzero=1)
-        rows = op.Add(op.Reshape(op.Where(inside, flat, op.Constant(value_int=0)), by_item, allowzero=1),
-                      op.Unsqueeze(op.Mul(item, pixels[0]), op.Constant(value_ints=[1])))
-        read = op.Reshape(op.Gather(image_rows, rows, axis=0),
-                          op.Concat(batch, points, per_point, channels, axis=0), allowzero=1)  # [N, P, T, C]
+        image_rows = op.Reshape(op.Pad(op.Transpose(op.Reshape(ToOpmath(input), op.Concat(
+            batch, channels, pixels, axis=0), allowzero=1), perm=[0, 2, 1]), op.Constant(value_ints=[0, 0, 0, 0, 1, 0])),
+            op.Concat(op.Mul(batch, op.Add(pixels, 1)), channels, axis=0), allowzero=1)
+        by_point = op.Transpose(op.Reshape(keys, op.Concat(batch, per_point, points, axis=0), allowzero=1),
+                                perm=[0, 2, 1])
+        rows = op.Add(by_point, op.Unsqueeze(op.Mul(item, op.Add(pixels, 1)), op.Constant(value_ints=[1, 2])))
+        read = op.Gather(image_rows, rows, axis=0)  # [N, P, T, C]
         products = op.MatMul(read, op.Unsqueeze(g_points, op.Constant(value_ints=[3])))  # [N, P, T, 1]
-        dot = op.Where(inside, op.Reshape(products, op.Shape(weight), allowzero=1), zero)
+        dot = op.Reshape(op.Transpose(op.Squeeze(products, op.Constant(value_ints=[3])), perm=[0, 2, 1]),
+                         op.Shape(weight), allowzero=1)
     else:  # nearest: weight 1 where inside, and the outside taps land on the spare pixel
         sum_planes = ScatterOverPlanes(g_planes, keys, pixels)
         dot = op.Expand(zero, op.Shape(weight))

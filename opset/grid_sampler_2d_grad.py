@@ -13,7 +13,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AxisTaps, GridTapGradients, InRange, TapIndex
+from ._script_grid import AxisIndex, AxisTaps, GridTapGradients
 
 OP_TYPE = "GridSampler2DGrad"
 INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")
@@ -74,24 +74,23 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         tx, wx, sx, mult_x = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
         ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
 
-        # every (point, x tap, y tap): [N, P, Kx, Ky]
-        col = op.Constant(value_ints=[-1])
-        row = op.Constant(value_ints=[-2])
+        # every (x tap, y tap, point): [N, Kx, Ky, P]
+        col = op.Constant(value_ints=[2])
+        row = op.Constant(value_ints=[1])
         # per-axis bounds and int64 offsets first (small; int64: a float32 flat index is inexact past 2^24
-        # pixels), then one broadcast each over [N, P, Kx, Ky]
-        in_x, in_y = InRange(tx, width), InRange(ty, height)
-        inside = op.And(op.Unsqueeze(in_x, col), op.Unsqueeze(in_y, row))
-        flat = op.Add(op.Unsqueeze(op.Mul(TapIndex(ty, in_y), op.Shape(input, start=3, end=4)), row),
-                      op.Unsqueeze(TapIndex(tx, in_x), col))
+        # pixels), then one broadcast each over [N, Kx, Ky, P]
+        ix, wx = AxisIndex(tx, wx, width, op.ReduceProd(op.Shape(input, start=2, end=4), keepdims=1))
+        iy, wy = AxisIndex(ty, wy, height, op.Shape(input, start=2, end=3))
+        flat = op.Add(op.Unsqueeze(op.Mul(iy, op.Shape(input, start=3, end=4)), row), op.Unsqueeze(ix, col))
         weight = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(wy, row))
         slope_x = op.Mul(op.Unsqueeze(sx, col), op.Unsqueeze(wy, row))
         slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))
-        grad_input, dot = GridTapGradients(input, grad_output, flat, weight, inside,
-                                           op.Not(op.Equal(interpolation, 1)))
-        tap_axes = op.Constant(value_ints=[2, 3])
+        grad_input, dot = GridTapGradients(input, grad_output, flat, weight, op.Not(op.Equal(interpolation, 1)))
+        tap_axes = op.Constant(value_ints=[1, 2])
+        last = op.Constant(value_ints=[-1])
         gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)
         giy = op.Mul(op.ReduceSum(op.Mul(dot, slope_y), tap_axes, keepdims=0), mult_y)
-        grad_grid = op.Concat(op.Unsqueeze(gix, col), op.Unsqueeze(giy, col), axis=-1)
+        grad_grid = op.Concat(op.Unsqueeze(gix, last), op.Unsqueeze(giy, last), axis=-1)
         grad_grid = op.CastLike(op.Reshape(grad_grid, op.Shape(grid), allowzero=1), grid)
     return grad_input, grad_grid
 

@@ -14,7 +14,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AxisTaps, GridTapGradients, InRange, TapIndex
+from ._script_grid import AxisIndex, AxisTaps, GridTapGradients
 from .grid_sampler_2d_grad import _str
 
 OP_TYPE = "GridSampler3DGrad"
@@ -65,35 +65,35 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
         tz, wz, sz, mult_z = AxisTaps(op.Gather(coords, 2, axis=2), depth, corners, padding, interpolation)
 
-        # every (point, x tap, y tap, z tap): [N, P, Kx, Ky, Kz]
-        ax = op.Constant(value_ints=[-1, -2])
-        ay = op.Constant(value_ints=[-1, -3])
-        az = op.Constant(value_ints=[-2, -3])
+        # every (x tap, y tap, z tap, point): [N, Kx, Ky, Kz, P]
+        ax = op.Constant(value_ints=[2, 3])
+        ay = op.Constant(value_ints=[1, 3])
+        az = op.Constant(value_ints=[1, 2])
         # per-axis bounds and int64 offsets first (small; int64: a float32 flat index is inexact past 2^24
-        # voxels), then one broadcast each over [N, P, Kx, Ky, Kz]
-        in_x, in_y, in_z = InRange(tx, width), InRange(ty, height), InRange(tz, depth)
-        inside = op.And(op.And(op.Unsqueeze(in_x, ax), op.Unsqueeze(in_y, ay)), op.Unsqueeze(in_z, az))
+        # voxels), then one broadcast each over [N, Kx, Ky, Kz, P]
+        ix, wx = AxisIndex(tx, wx, width, op.ReduceProd(op.Shape(x, start=2, end=5), keepdims=1))
+        iy, wy = AxisIndex(ty, wy, height, op.ReduceProd(op.Shape(x, start=2, end=4), keepdims=1))
+        iz, wz = AxisIndex(tz, wz, depth, op.Shape(x, start=2, end=3))
         row_len = op.Shape(x, start=4, end=5)
         plane = op.Mul(op.Shape(x, start=3, end=4), row_len)
-        flat = op.Add(op.Add(op.Unsqueeze(op.Mul(TapIndex(tz, in_z), plane), az),
-                             op.Unsqueeze(op.Mul(TapIndex(ty, in_y), row_len), ay)),
-                      op.Unsqueeze(TapIndex(tx, in_x), ax))
+        flat = op.Add(op.Add(op.Unsqueeze(op.Mul(iz, plane), az), op.Unsqueeze(op.Mul(iy, row_len), ay)),
+                      op.Unsqueeze(ix, ax))
         wx3, wy3, wz3 = op.Unsqueeze(wx, ax), op.Unsqueeze(wy, ay), op.Unsqueeze(wz, az)
-        dx, dot = GridTapGradients(x, grad, flat, op.Mul(op.Mul(wx3, wy3), wz3), inside,
-                                   op.Not(op.Equal(interpolation, 1)))
+        dx, dot = GridTapGradients(x, grad, flat, op.Mul(op.Mul(wx3, wy3), wz3), op.Not(op.Equal(interpolation, 1)))
         # d/dx sums dot * sx (x) wy (x) wz over the taps, and so on: contracted one tap axis at a time, z first
-        # (two passes over [N, P, Kx, Ky, Kz] instead of a slope tensor per coordinate)
+        # (two passes over [N, Kx, Ky, Kz, P] instead of a slope tensor per coordinate)
+        z_taps, y_taps, x_taps = op.Constant(value_ints=[3]), op.Constant(value_ints=[2]), op.Constant(value_ints=[1])
+        by_wz = op.ReduceSum(op.Mul(dot, wz3), z_taps, keepdims=0)  # [N, Kx, Ky, P]
+        by_sz = op.ReduceSum(op.Mul(dot, op.Unsqueeze(sz, az)), z_taps, keepdims=0)
+        wy2 = op.Unsqueeze(wy, x_taps)  # [N, 1, Ky, P]
+        sy2 = op.Unsqueeze(sy, x_taps)
+        gix = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_wz, wy2), y_taps, keepdims=0), sx), x_taps,
+                                  keepdims=0), mult_x)
+        giy = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_wz, sy2), y_taps, keepdims=0), wx), x_taps,
+                                  keepdims=0), mult_y)
+        giz = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_sz, wy2), y_taps, keepdims=0), wx), x_taps,
+                                  keepdims=0), mult_z)
         last = op.Constant(value_ints=[-1])
-        by_wz = op.ReduceSum(op.Mul(dot, wz3), last, keepdims=0)  # [N, P, Kx, Ky]
-        by_sz = op.ReduceSum(op.Mul(dot, op.Unsqueeze(sz, az)), last, keepdims=0)
-        wy2 = op.Unsqueeze(wy, op.Constant(value_ints=[-2]))
-        sy2 = op.Unsqueeze(sy, op.Constant(value_ints=[-2]))
-        gix = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_wz, wy2), last, keepdims=0), sx), last, keepdims=0),
-                     mult_x)
-        giy = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_wz, sy2), last, keepdims=0), wx), last, keepdims=0),
-                     mult_y)
-        giz = op.Mul(op.ReduceSum(op.Mul(op.ReduceSum(op.Mul(by_sz, wy2), last, keepdims=0), wx), last, keepdims=0),
-                     mult_z)
         dgrid = op.Concat(op.Unsqueeze(gix, last), op.Unsqueeze(giy, last), op.Unsqueeze(giz, last), axis=-1)
         dgrid = op.CastLike(op.Reshape(dgrid, op.Shape(grid), allowzero=1), grid)
     return dx, dgrid
