@@ -145,12 +145,17 @@ def AxisIndex(taps, weights, size, rows):
 @script(HELPERS, default_opset=op)
 def ScatterOverPlanes(contributions, keys, pixels):
     """contributions [N, C, M] added at keys [N, M] (in [0, S]; S a spare pixel, dropped): planes [N, C, S].
-    ScatterElements, element by element and in order."""
+    ScatterElements, element by element and in order; int32 indices where they fit (a third faster: the
+    index tensor, repeated over C, is the largest input)."""
     shape = op.Shape(contributions)
-    index = op.Expand(op.Unsqueeze(keys, op.Constant(value_ints=[1])), shape)
-    planes = op.ScatterElements(op.Expand(op.CastLike(0.0, contributions), op.Concat(
-        op.Shape(contributions, start=0, end=2), op.Add(pixels, 1), axis=0)), index, contributions, axis=2,
-        reduction="add")
+    zeros = op.Expand(op.CastLike(0.0, contributions), op.Concat(op.Shape(contributions, start=0, end=2),
+                                                                  op.Add(pixels, 1), axis=0))
+    where = op.Unsqueeze(keys, op.Constant(value_ints=[1]))
+    if op.Less(pixels, op.Constant(value_ints=[2147483647])):  # INT32_MAX: S fits
+        planes = op.ScatterElements(zeros, op.Expand(op.Cast(where, to=onnx.TensorProto.INT32), shape),
+                                    contributions, axis=2, reduction="add")
+    else:
+        planes = op.ScatterElements(zeros, op.Expand(where, shape), contributions, axis=2, reduction="add")
     return op.Slice(planes, op.Constant(value_ints=[0]), pixels, op.Constant(value_ints=[2]))
 
 
@@ -248,8 +253,9 @@ def GridTapGradients(input, grad_output, flat, weight, slopes):
         # the grid gradient's dot: rows [N (S + 1), C] of the image and a zero row (the spare pixel) gathered
         # at each point's taps [N, P, T], times the point's gradient row
         item = op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1))
-        image_rows = op.Reshape(op.Pad(op.Transpose(op.Reshape(ToOpmath(input), op.Concat(
-            batch, channels, pixels, axis=0), allowzero=1), perm=[0, 2, 1]), op.Constant(value_ints=[0, 0, 0, 0, 1, 0])),
+        spare_rows = op.Expand(zero, op.Concat(batch, op.Constant(value_ints=[1]), channels, axis=0))
+        image_rows = op.Reshape(op.Concat(op.Transpose(op.Reshape(ToOpmath(input), op.Concat(
+            batch, channels, pixels, axis=0), allowzero=1), perm=[0, 2, 1]), spare_rows, axis=1),
             op.Concat(op.Mul(batch, op.Add(pixels, 1)), channels, axis=0), allowzero=1)
         by_point = op.Transpose(op.Reshape(keys, op.Concat(batch, per_point, points, axis=0), allowzero=1),
                                 perm=[0, 2, 1])
