@@ -166,9 +166,9 @@ def SumSortedTaps(g_points, keys, weights, pixels):
 
     g_points [N, P, C]; keys and weights [N, T P] (tap-major: tap m is point m mod P). The taps are sorted
     by pixel (TopK, which breaks ties by position: a fixed summation order), their contribution rows summed
-    by a prefix sum, and each pixel takes the difference of the prefix at the two ends of its run. The prefix is kept exact in
-    float32 by blocks: a running sum within blocks of 32 taps, the blocks' totals summed in double (a
-    float32 running total over P T rows would lose the digits of a pixel's short run).
+    by a prefix sum, and each pixel takes the difference of the prefix at the two ends of its run. The
+    prefix is kept exact in float32 by blocks: a running sum within blocks of 32 taps, the blocks' totals
+    summed in double (a float32 running total over P T rows would lose the digits of a pixel's short run).
     """
     batch = op.Shape(keys, start=0, end=1)
     taps = op.Shape(keys, start=1, end=2)
