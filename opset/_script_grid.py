@@ -232,6 +232,10 @@ def GridTapGradients(input, grad_output, flat, weight, slopes):
     batch = op.Shape(input, start=0, end=1)
     channels = op.Shape(input, start=1, end=2)
     pixels = op.ReduceProd(op.Shape(input, start=2), keepdims=1)
+    # an empty image has no pixel to sample, clamp or reflect onto: the run stops here, as the kernel's does
+    # (a one-element Gather at index 1 fails; a function cannot say more than which node failed)
+    pixels = op.Mul(pixels, op.Gather(op.Constant(value_ints=[1]),
+                                      op.Cast(op.Less(pixels, 1), to=onnx.TensorProto.INT64)))
     points = op.Shape(flat, start=-1)
     per_point = op.ReduceProd(op.Shape(flat, start=1, end=-1), keepdims=1)  # T
     zero = op.CastLike(0.0, weight)
