@@ -82,7 +82,11 @@ template <typename A>
 // A pixel index for an in-range coordinate (already safe-downgraded), or -1 outside [0, size).
 template <typename A>
 int64_t PixelIndex(A coord, int64_t size) {
-  return (coord >= 0 && coord <= static_cast<A>(size - 1)) ? static_cast<int64_t>(coord) : -1;
+  // both comparisons and the conversion (safe: the coordinate is in int32 range) unconditionally, then a select:
+  // for a random grid, short-circuit branches mispredict on every point near an edge
+  const bool inside = (coord >= 0) & (coord <= static_cast<A>(size - 1));
+  const int64_t index = static_cast<int64_t>(coord);
+  return inside ? index : -1;
 }
 
 // Nearest's pixel along one axis (round half to even), -1 outside: ComputeAxisTaps's index without the gradient
