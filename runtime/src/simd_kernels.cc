@@ -552,9 +552,9 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
         flat = flat * size[a] + index;
       }
       const int64_t pixel = inside ? flat : plane;
-      const int32_t rank = seen[pixel], earlier = first[pixel];
+      const int32_t rank = seen[pixel];
       seen[pixel] = rank + 1;
-      first[pixel] = earlier ^ ((earlier ^ static_cast<int32_t>(p)) & -static_cast<int32_t>(rank == 0));
+      first[rank == 0 ? pixel : plane] = static_cast<int32_t>(p);  // a later point writes to the spare slot
       later_pixel[later] = static_cast<int32_t>(pixel);
       later_point[later] = static_cast<int32_t>(p);
       later_rank[later] = rank;
