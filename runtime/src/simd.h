@@ -81,8 +81,8 @@ struct GridJob {
   void* input_channels_last = nullptr;  // accumulation-type copy of input as [batch][plane][channels] (grad_grid)
   // Nearest's grad_input as gathers, per batch item b (kNearestTaps fills them; the kInput tasks over blocks of
   // channels share them), int32 (half the bytes of int64 per channel walk). Pixel x's first point inside the image,
-  // in point order, is nearest_first[b * (plane + 1) + x] (-1: none; x = plane is a spare slot for the points
-  // outside). The later points come in layers: layer r >= 1 holds each pixel's (r + 1)-th point, as entries
+  // in point order, is nearest_first[b * (plane + 1) + x] (-1: none; x = plane: a spare slot the walk writes
+  // the other points to). The later points come in layers: layer r >= 1 holds each pixel's (r + 1)-th point, as entries
   // [bound[r - 1], bound[r]) of pixel and point (bound = nearest_bound + b * (points + 1), bound[0] = 0, r <=
   // nearest_layers[b]; pixel, point the same offset into nearest_pixel, nearest_point); no pixel twice in a layer.
   // nullptr when the plane or the points pass 2^31 (the kInput tasks then scatter as bilinear does).
