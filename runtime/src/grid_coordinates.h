@@ -66,7 +66,7 @@ A SafeDowngrade(A coord) {
 }
 
 template <typename A>
-A Pad(A coord, int64_t size, Padding padding, bool align_corners, A* grad) {
+[[gnu::always_inline]] inline A Pad(A coord, int64_t size, Padding padding, bool align_corners, A* grad) {
   *grad = 1;
   if (padding == Padding::kBorder) {
     coord = Clip(coord, size, grad);
@@ -82,7 +82,21 @@ A Pad(A coord, int64_t size, Padding padding, bool align_corners, A* grad) {
 // A pixel index for an in-range coordinate (already safe-downgraded), or -1 outside [0, size).
 template <typename A>
 int64_t PixelIndex(A coord, int64_t size) {
-  return (coord >= 0 && coord <= static_cast<A>(size - 1)) ? static_cast<int64_t>(coord) : -1;
+  // both comparisons and the conversion (safe: the coordinate is in int32 range) unconditionally, then a select:
+  // for a random grid, short-circuit branches mispredict on every point near an edge
+  const bool inside = (coord >= 0) & (coord <= static_cast<A>(size - 1));
+  const int64_t index = static_cast<int64_t>(coord);
+  return inside ? index : -1;
+}
+
+// Nearest's pixel along one axis (round half to even), -1 outside: ComputeAxisTaps's index without the gradient
+// factors, which nearest's grad_input does not need. The padding is a constant and Pad is inlined, so a loop over
+// points keeps only its own padding's few branches (a call to Pad per axis was a third of the taps' time).
+template <Padding P, typename A>
+inline int64_t NearestIndex(A grid_coord, int64_t size, bool align_corners) {
+  A mult, pad_grad;
+  const A pixel = Pad(Unnormalize(grid_coord, size, align_corners, &mult), size, P, align_corners, &pad_grad);
+  return PixelIndex(std::nearbyint(pixel), size);
 }
 
 // get_cubic_upsample_coefficients and get_cubic_coefficients_grad, A = -0.75.

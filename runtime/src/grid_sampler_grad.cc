@@ -169,14 +169,22 @@ struct GridSamplerGrad {
                                    points * job.channels * point_work >= 2 * kMinTaskWork;
       if (grad_input && grad_grid && job.block == job.channels && !split_one_image)
         return run(GridJob::Task::kBoth, job.batch, 2 * points * job.channels * point_work);
-      if (grad_input && mode == Interpolation::kNearest) {
-        // Nearest: the taps once per batch item, then about 32 blocks of channels (no vectors over channels
-        // here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
-        // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other.
-        std::vector<int64_t> pixel(job.batch * job.points), point(job.batch * job.points), inside(job.batch);
+      constexpr int64_t kInt32 = int64_t{1} << 31;
+      if (grad_input && mode == Interpolation::kNearest && job.plane < kInt32 - 1 && job.points < kInt32) {
+        // Nearest: the gather tables once per batch item, then about 32 blocks of channels (no vectors over
+        // channels here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
+        // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other. The
+        // tables are kept per calling thread: fresh ones cost page faults every run.
+        thread_local std::vector<int32_t> first, pixel, point, bound;
+        thread_local std::vector<int64_t> layers;
+        first.resize(job.batch * (job.plane + 1));
+        for (auto* table : {&pixel, &point, &bound}) table->resize(job.batch * (job.points + 1));
+        layers.resize(job.batch);
+        job.nearest_first = first.data();
         job.nearest_pixel = pixel.data();
         job.nearest_point = point.data();
-        job.nearest_count = inside.data();
+        job.nearest_bound = bound.data();
+        job.nearest_layers = layers.data();
         run(GridJob::Task::kNearestTaps, job.batch, points * (2 * D + 2));
         const int64_t blocks = std::min<int64_t>(job.channels, (32 + job.batch - 1) / job.batch);
         job.block = (job.channels + blocks - 1) / blocks;

@@ -79,12 +79,18 @@ struct GridJob {
   void* grad_grid = nullptr;          // T*, or nullptr
   int64_t block = 16;                 // channels of one grad_input task
   void* input_channels_last = nullptr;  // accumulation-type copy of input as [batch][plane][channels] (grad_grid)
-  // Nearest's grad_input: per batch item b, the points inside the image in order, as nearest_pixel[b * points + i]
-  // (the pixel) and nearest_point[...] (the point), i < nearest_count[b]; kNearestTaps fills them, so the
-  // kInput tasks over blocks of channels share one computation of the taps.
-  int64_t* nearest_pixel = nullptr;
-  int64_t* nearest_point = nullptr;
-  int64_t* nearest_count = nullptr;
+  // Nearest's grad_input as gathers, per batch item b (kNearestTaps fills them; the kInput tasks over blocks of
+  // channels share them), int32 (half the bytes of int64 per channel walk). Pixel x's first point inside the image,
+  // in point order, is nearest_first[b * (plane + 1) + x] (-1: none; x = plane: a spare slot the walk writes
+  // the other points to). The later points come in layers: layer r >= 1 holds each pixel's (r + 1)-th point, as entries
+  // [bound[r - 1], bound[r]) of pixel and point (bound = nearest_bound + b * (points + 1), bound[0] = 0, r <=
+  // nearest_layers[b]; pixel, point the same offset into nearest_pixel, nearest_point); no pixel twice in a layer.
+  // nullptr when the plane or the points pass 2^31 (the kInput tasks then scatter as bilinear does).
+  int32_t* nearest_first = nullptr;
+  int32_t* nearest_pixel = nullptr;
+  int32_t* nearest_point = nullptr;
+  int32_t* nearest_bound = nullptr;
+  int64_t* nearest_layers = nullptr;
   // The tasks (see SimdKernels::grid): kTranspose and kInput per (batch item, block of channels), kGrid per
   // (batch item, chunk of points), kBoth per batch item when one block holds every channel, kNearestTaps per
   // batch item.

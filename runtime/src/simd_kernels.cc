@@ -35,21 +35,43 @@ namespace rg {
 namespace RG_ISA_NAMESPACE {
 namespace {
 
-// sums[x] = w * line[x] (first) or += w * line[x]: one grad_output row into the row buffer.
-template <typename T, typename A>
-void AddRow(A* __restrict sums, const T* __restrict line, A w, int64_t count, bool first) {
+// The loops below sum up to kTapGroup terms per element in registers: one load and store of each partial sum per
+// group instead of per term (the same sums in the same order). WithTapGroup calls fn with the group's size as a
+// constant, so the loop over the group's terms unrolls and the loop over elements vectorises.
+constexpr int kTapGroup = 4;
+
+template <typename Fn>
+void WithTapGroup(int size, Fn&& fn) {
+  switch (size) {
+    case 1: return fn(std::integral_constant<int, 1>());
+    case 2: return fn(std::integral_constant<int, 2>());
+    case 3: return fn(std::integral_constant<int, 3>());
+    default: return fn(std::integral_constant<int, kTapGroup>());
+  }
+}
+
+// sums[x] = w[0] * lines[0][x] (first) or sums[x] + w[0] * lines[0][x], then + w[n] * lines[n][x] for n < N: N
+// grad_output rows into the row buffer, in order.
+template <int N, typename T, typename A>
+void AddRows(A* __restrict sums, const T* const* lines, const A* w, int64_t count, bool first) {
+  const T* line[N];
+  for (int n = 0; n < N; ++n) line[n] = lines[n];
+  auto sum = [&](A s, int64_t x, int from) {
+    for (int n = from; n < N; ++n) s += w[n] * Load<A>(line[n][x]);
+    return s;
+  };
   if (first) {
-    for (int64_t x = 0; x < count; ++x) sums[x] = w * Load<A>(line[x]);
+    for (int64_t x = 0; x < count; ++x) sums[x] = sum(w[0] * Load<A>(line[0][x]), x, 1);
   } else {
-    for (int64_t x = 0; x < count; ++x) sums[x] += w * Load<A>(line[x]);
+    for (int64_t x = 0; x < count; ++x) sums[x] = sum(sums[x], x, 0);
   }
 }
 
 // GatherColumns over the regular run [strided_lo, strided_hi): the same sums, k ascending from 0 (the first term
-// added to +0 as there: a -0 product gives +0), accumulated per k in the output (float, double) or a block
-// of 256 (half types): stride-Step loops the compiler vectorises with permutes, not gathers. Phases 2 (a step
-// of 1/2, SeparableJob::strided_phases): inputs x0 + 2i and x0 + 2i + 1 read outputs Step * (x0 / 2 + i) plus
-// their own offsets, one loop over the pairs writing both; x0 and the run's length are even (StridedRun). It
+// added to +0 as there: a -0 product gives +0), accumulated per group of taps (WithTapGroup) in the output (float,
+// double) or a block of 256 (half types): stride-Step loops the compiler vectorises with permutes, not gathers.
+// Phases 2 (a step of 1/2, SeparableJob::strided_phases): inputs x0 + 2i and x0 + 2i + 1 read outputs Step * (x0 / 2
+// + i) plus their own offsets, one loop writing both; x0 and the run's length are even (StridedRun). It
 // follows the integer steps' scheme (commit ab43079: plain loops that GCC vectorises into contiguous loads and
 // permutes, here an interleave; -fopt-info-vec reports both pair loops vectorised on all three sets).
 template <int Step, int Phases, typename T, typename A>
@@ -57,32 +79,30 @@ void StridedColumns(const SeparableJob<A>& job, const A* __restrict row, T* __re
   static_assert(Phases == 1 || Phases == 2);
   const A* weight = job.gather_weight;
   const int32_t* offset = job.strided_offset;
-  auto accumulate = [&](A* __restrict total, int64_t x0, int64_t n) {
-    for (int k = 0; k < job.gather_width; ++k) {
-      const A* w = weight + k * w_in + x0;
-      if constexpr (Phases == 1) {
-        const A* from = row + Step * x0 + offset[k];
-        if (k == 0) {
-          for (int64_t i = 0; i < n; ++i) total[i] = A(0) + w[i] * from[Step * i];
-        } else {
-          for (int64_t i = 0; i < n; ++i) total[i] += w[i] * from[Step * i];
-        }
+  // up to kTapGroup taps per pass over `total`
+  auto group = [&](auto taps, A* __restrict total, int64_t x0, int64_t n, int k) {
+    constexpr int K = decltype(taps)::value;
+    const A* w[K];
+    const A* from[K][Phases];  // Phases 2: the even and the odd inputs' outputs
+    for (int t = 0; t < K; ++t) {
+      w[t] = weight + (k + t) * w_in + x0;
+      for (int q = 0; q < Phases; ++q) from[t][q] = row + Step * (x0 / Phases) + offset[q * job.gather_width + k + t];
+    }
+    auto sum = [&](A s, int64_t i, int q) {  // total Phases * i + q
+      for (int t = 0; t < K; ++t) s += w[t][Phases * i + q] * from[t][q][Step * i];
+      return s;
+    };
+    for (int q = 0; q < Phases; ++q) {
+      if (k == 0) {
+        for (int64_t i = 0; i < n / Phases; ++i) total[Phases * i + q] = sum(A(0), i, q);
       } else {
-        const A* even = row + Step * (x0 / 2) + offset[k];
-        const A* odd = row + Step * (x0 / 2) + offset[job.gather_width + k];
-        if (k == 0) {
-          for (int64_t i = 0; i < n / 2; ++i) {
-            total[2 * i] = A(0) + w[2 * i] * even[Step * i];
-            total[2 * i + 1] = A(0) + w[2 * i + 1] * odd[Step * i];
-          }
-        } else {
-          for (int64_t i = 0; i < n / 2; ++i) {
-            total[2 * i] += w[2 * i] * even[Step * i];
-            total[2 * i + 1] += w[2 * i + 1] * odd[Step * i];
-          }
-        }
+        for (int64_t i = 0; i < n / Phases; ++i) total[Phases * i + q] = sum(total[Phases * i + q], i, q);
       }
     }
+  };
+  auto accumulate = [&](A* __restrict total, int64_t x0, int64_t n) {
+    for (int k = 0; k < job.gather_width; k += kTapGroup)
+      WithTapGroup(std::min(kTapGroup, job.gather_width - k), [&](auto taps) { group(taps, total, x0, n, k); });
   };
   if constexpr (std::is_same_v<T, A>) {
     accumulate(out + job.strided_lo, job.strided_lo, job.strided_hi - job.strided_lo);
@@ -155,6 +175,37 @@ void GatherRange(const SeparableJob<A>& job, const A* __restrict row, T* __restr
   }
 }
 
+// out[x] = 0 + Load(row[index[x]]) for x < n, +0 where index[x] < 0 (masked, nothing read): aten's first add into a
+// zeroed element, bit for bit; vector gathers where the set has them (a scalar load per element was 3x slower).
+template <typename T, typename A>
+void GatherFirst(const int32_t* __restrict index, const T* __restrict row, A* __restrict out, int64_t n) {
+  int64_t x = 0;
+#if RG_ISA_LEVEL == 2
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<A, float>) {
+    for (; x + 16 <= n; x += 16) {
+      const __m512i at = _mm512_loadu_si512(index + x);
+      const __mmask16 live = _mm512_cmpge_epi32_mask(at, _mm512_setzero_si512());
+      const __m512 value = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, at, row, 4);
+      _mm512_storeu_ps(out + x, _mm512_add_ps(_mm512_setzero_ps(), value));
+    }
+  }
+#elif RG_ISA_LEVEL == 1
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<A, float>) {
+    for (; x + 8 <= n; x += 8) {
+      const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index + x));
+      const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(at, _mm256_set1_epi32(-1)));
+      const __m256 value = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, at, live, 4);
+      _mm256_storeu_ps(out + x, _mm256_add_ps(_mm256_setzero_ps(), value));
+    }
+  }
+#endif
+  const Bits<A> keep = ~Bits<A>(0);
+  for (; x < n; ++x) {
+    const int32_t p = index[x];
+    out[x] = A(0) + Masked(Load<A>(row[p < 0 ? 0 : p]), p < 0 ? Bits<A>(0) : keep);
+  }
+}
+
 // One grad_input row's last axis: out[x] = sum over the outputs reading x (ascending) of weight * row[output].
 template <typename T, typename A>
 void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
@@ -200,6 +251,9 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
   const T* grad_output = static_cast<const T*>(job.grad_output);
   T* grad_input = static_cast<T*>(job.grad_input);
   constexpr int64_t kPrefetchRows = 2;
+  // Only short rows: the hardware prefetcher follows a long one (16x64x1024->2048, 8 KB rows: 0.97 -> 0.86 ms
+  // without, one thread), and a burst of prefetches for it fills the line buffers.
+  const bool prefetch = w_out * static_cast<int64_t>(sizeof(T)) <= 2048;
   thread_local std::vector<A> row_buffer;
   row_buffer.resize(w_out);
   A* sums = row_buffer.data();  // plain pointer: a thread_local costs a TLS lookup per access
@@ -208,7 +262,7 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
     const int64_t j0 = job.read_start[inner], j1 = job.read_start[inner + 1];
     const T* base = grad_output + outer * job.outer_stride * w_out;
     T* out = grad_input + row * w_in;
-    if (row + kPrefetchRows < end) {
+    if (prefetch && row + kPrefetchRows < end) {
       const int64_t ahead = row + kPrefetchRows, ahead_inner = ahead % job.inner_count;
       const T* ahead_base = grad_output + ahead / job.inner_count * job.outer_stride * w_out;
       for (int64_t j = job.read_start[ahead_inner]; j < job.read_start[ahead_inner + 1]; ++j)
@@ -220,7 +274,14 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
       continue;
     }
     if (j1 == j0) std::fill(sums, sums + w_out, A(0));
-    for (int64_t j = j0; j < j1; ++j) AddRow(sums, base + job.read_offset[j] * w_out, job.read_weight[j], w_out, j == j0);
+    for (int64_t j = j0; j < j1; j += kTapGroup) {
+      const T* lines[kTapGroup];
+      const int n = static_cast<int>(std::min<int64_t>(kTapGroup, j1 - j));
+      for (int i = 0; i < n; ++i) lines[i] = base + job.read_offset[j + i] * w_out;
+      WithTapGroup(n, [&](auto rows) {
+        AddRows<decltype(rows)::value>(sums, lines, job.read_weight + j, w_out, j == j0);
+      });
+    }
     if (job.columns != nullptr) {
       GatherColumns<T, A>(job, sums, out, w_in);
     } else {
@@ -459,75 +520,135 @@ void GridBothTask(const GridJob& job, int64_t b) {
             StoreAs<T>());
 }
 
-// Nearest's taps for batch item b: the points inside the image, in order, with their pixels (GridJob::nearest_*),
-// computed once and shared by the item's blocks of channels (kNearestTaps, then kInput).
+// Nearest's taps for batch item b as the tables of GridJob (nearest_first, the layers of later points), computed
+// once and shared by the item's blocks of channels (kNearestTaps, then kInput). Branch-free per point: whether a
+// point is its pixel's first is a coin toss for a random grid. The layers are a counting sort of the later points by
+// their rank at their pixel.
 template <typename T, int D>
 void NearestTapsTask(const GridJob& job, int64_t b) {
   using A = AccT<T>;
   const int64_t plane = job.plane, points = job.points;
-  constexpr int64_t kChunk = 4096;
-  thread_local PointTaps<A, D> taps;
-  int64_t* pixels = job.nearest_pixel + b * points;
-  int64_t* at = job.nearest_point + b * points;
+  int32_t* first = job.nearest_first + b * (plane + 1);
+  int32_t* pixels = job.nearest_pixel + b * (points + 1);
+  int32_t* from = job.nearest_point + b * (points + 1);
+  int32_t* bound = job.nearest_bound + b * (points + 1);
+  thread_local std::vector<int32_t> seen, later_pixel, later_point, later_rank;
+  seen.assign(plane + 1, 0);  // points so far at each pixel (the last: the points outside)
+  for (auto* list : {&later_pixel, &later_point, &later_rank}) list->resize(points + 1);
+  std::fill(first, first + plane + 1, -1);
   const T* coords = static_cast<const T*>(job.grid) + b * points * D;
-  int64_t inside = 0;
-  for (int64_t p0 = 0; p0 < points; p0 += kChunk) {
-    const int64_t count = std::min(kChunk, points - p0);
-    ComputePointTaps<T, D, 1>(coords + p0 * D, count, job.sizes, Interpolation::kNearest,
-                              static_cast<Padding>(job.padding), job.align_corners, &taps);
-    const int64_t* flat = taps.flat.data();
-    for (int64_t p = 0; p < count; ++p) {
-      if (flat[p] >= plane) continue;
-      pixels[inside] = flat[p];
-      at[inside++] = p0 + p;
+  // the later points (rank >= 1 at their pixel), in point order: appended without a branch (one spare entry), and
+  // no counter in memory (a count per rank updated for every point was a store-forwarding chain: 20% of the walk)
+  int64_t later = 0;
+  auto walk = [&](auto padding) {
+    const int64_t size[3] = {job.sizes[0], job.sizes[1], job.sizes[2]};
+    for (int64_t p = 0; p < points; ++p) {
+      int64_t flat = 0;
+      bool inside = true;
+      for (int a = 0; a < D; ++a) {  // the grid holds x, y(, z): the last spatial axis first
+        const int64_t index =
+            NearestIndex<decltype(padding)::value>(Load<A>(coords[D * p + (D - 1 - a)]), size[a], job.align_corners);
+        inside = inside & (index >= 0);
+        flat = flat * size[a] + index;
+      }
+      const int64_t pixel = inside ? flat : plane;
+      const int32_t rank = seen[pixel];
+      seen[pixel] = rank + 1;
+      first[rank == 0 ? pixel : plane] = static_cast<int32_t>(p);  // a later point writes to the spare slot
+      later_pixel[later] = static_cast<int32_t>(pixel);
+      later_point[later] = static_cast<int32_t>(p);
+      later_rank[later] = rank;
+      later += inside & (rank > 0);
     }
+  };
+  switch (static_cast<Padding>(job.padding)) {
+    case Padding::kZeros: walk(std::integral_constant<Padding, Padding::kZeros>()); break;
+    case Padding::kBorder: walk(std::integral_constant<Padding, Padding::kBorder>()); break;
+    case Padding::kReflection: walk(std::integral_constant<Padding, Padding::kReflection>()); break;
   }
-  job.nearest_count[b] = inside;
+  // a counting sort by rank: bound[r] (r >= 1) first counts layer r, then is where its next entry goes, then its end
+  int32_t layers = 0;
+  for (int64_t i = 0; i < later; ++i) layers = std::max(layers, later_rank[i]);
+  std::fill(bound, bound + layers + 1, 0);
+  for (int64_t i = 0; i < later; ++i) ++bound[later_rank[i]];
+  for (int32_t r = 1, end = 0; r <= layers; ++r) {
+    const int32_t size = bound[r];
+    bound[r] = end;
+    end += size;
+  }
+  for (int64_t i = 0; i < later; ++i) {
+    const int32_t at = bound[later_rank[i]]++;
+    pixels[at] = later_pixel[i];
+    from[at] = later_point[i];
+  }
+  bound[0] = 0;
+  job.nearest_layers[b] = layers;
 }
 
-// grad_input of nearest for one (batch item, block of channels): one tap per point leaves nothing to vectorise
-// over channels, and the channels-last scratch would cost two transposes for one add per element; so each
-// channel's plane takes grad_output at its points' pixels directly, in point order (aten's order per element).
-// A channel's plane is zeroed just before its points add into it (still in L1/L2 when they do), and the taps
-// come from NearestTapsTask: blocks of a few channels repeat no taps, so there are tasks enough to balance two
-// threads (one task per batch item was 8 tasks for the benchmark's 8x64x64x64).
-constexpr int64_t kNearestChannels = 4;
+// acc[pixel[i]] += Load(values[point[i]]) for i < n: one layer of later points, no pixel twice, so the adds are
+// independent (a vector gather, add and scatter where the set has them) and their order does not matter.
+template <typename T, typename A>
+void AddLayer(const int32_t* __restrict pixel, const int32_t* __restrict point, const T* __restrict values,
+              A* __restrict acc, int64_t n) {
+  int64_t i = 0;
+#if RG_ISA_LEVEL == 2
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<A, float>) {
+    for (; i + 16 <= n; i += 16) {
+      const __m512i to = _mm512_loadu_si512(pixel + i);
+      const __m512 zero = _mm512_setzero_ps();  // the masked forms: GCC 12 warns on the plain ones' undefined source
+      const __m512 value = _mm512_mask_i32gather_ps(zero, 0xFFFF, _mm512_loadu_si512(point + i), values, 4);
+      _mm512_i32scatter_ps(acc, to, _mm512_add_ps(_mm512_mask_i32gather_ps(zero, 0xFFFF, to, acc, 4), value), 4);
+    }
+  }
+#endif
+  for (; i < n; ++i) acc[pixel[i]] += Load<A>(values[point[i]]);
+}
 
+// grad_input of nearest for one (batch item, block of channels), as gathers: each channel's plane is written once, in
+// pixel order, from its pixels' first points (GatherFirst; an empty pixel gets 0), then each layer of later points
+// adds in. Per element that is aten's sum in point order (0 + first + later ones). The scatter this replaces zeroed
+// every plane, then added each point with scalar loads and stores (8x64x64x64, one thread: 2.2 ms, now 1.5 ms).
 template <typename T, int D>
 void NearestInputTask(const GridJob& job, int64_t task) {
   using A = AccT<T>;
   const auto [b, c0, c1] = job.BlockOf(task);
-  const int64_t plane = job.plane, points = job.points;
+  const int64_t plane = job.plane, points = job.points, rows = job.batch * job.channels;
+  const int32_t* first = job.nearest_first + b * (plane + 1);
+  const int32_t* pixels = job.nearest_pixel + b * (points + 1);
+  const int32_t* from = job.nearest_point + b * (points + 1);
+  const int32_t* bound = job.nearest_bound + b * (points + 1);
+  const int64_t layers = job.nearest_layers[b];
   thread_local std::vector<A> scratch;
-  const int64_t* pixels = job.nearest_pixel + b * points;
-  const int64_t* at = job.nearest_point + b * points;
-  const int64_t inside = job.nearest_count[b];
-  T* out = static_cast<T*>(job.grad_input) + (b * job.channels + c0) * plane;
-  const T* go = static_cast<const T*>(job.grad_output) + (b * job.channels + c0) * points;
-  A* acc = reinterpret_cast<A*>(out);  // float and double accumulate in the output itself
+  A* row = nullptr;
   if constexpr (!std::is_same_v<A, T>) {
-    scratch.resize(kNearestChannels * plane);
-    acc = scratch.data();
+    scratch.resize(plane);
+    row = scratch.data();
   }
-  // kNearestChannels channels per walk over the points: their adds are independent, so one point's index
-  // loads serve several and the adds of different channels overlap. 1x64x64x64 on one thread (in cache): 1.5 ns
-  // an element before (one channel at a time, the block zeroed first), 0.8 ns; 8x64x64x64 stays at ~1 ns.
-  for (int64_t c = 0; c < c1 - c0; c += kNearestChannels) {
-    const int64_t n = std::min<int64_t>(kNearestChannels, c1 - c0 - c);
-    A* planes = std::is_same_v<A, T> ? acc + c * plane : acc;
-    std::fill(planes, planes + n * plane, A(0));
-    const T* values = go + c * points;
-    if (n == kNearestChannels) {
-      for (int64_t k = 0; k < inside; ++k) {
-        const int64_t pixel = pixels[k], point = at[k];
-        for (int64_t j = 0; j < kNearestChannels; ++j) planes[j * plane + pixel] += Load<A>(values[j * points + point]);
-      }
+  // A channel's values are read in pixel order, i.e. at random for a random grid: the hardware prefetcher cannot
+  // follow, so each block of pixels asks for its share of the next channel's lines.
+  constexpr int64_t kBlock = 64;
+  const int64_t lines = (points * static_cast<int64_t>(sizeof(T)) + 63) / 64, blocks = (plane + kBlock - 1) / kBlock;
+  for (int64_t c = c0; c < c1; ++c) {
+    const int64_t at = b * job.channels + c;
+    const T* values = static_cast<const T*>(job.grad_output) + at * points;
+    T* out = static_cast<T*>(job.grad_input) + at * plane;
+    A* acc = std::is_same_v<A, T> ? reinterpret_cast<A*>(out) : row;
+    if (points == 0) {
+      std::fill(acc, acc + plane, A(0));
     } else {
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t k = 0; k < inside; ++k) planes[j * plane + pixels[k]] += Load<A>(values[j * points + at[k]]);
+      const char* next = reinterpret_cast<const char*>(values + points);
+      for (int64_t x0 = 0, block = 0; x0 < plane; x0 += kBlock, ++block) {
+        if (at + 1 < rows) {
+          const int64_t line = lines * block / blocks;
+          Prefetch(next + 64 * line, 64 * (lines * (block + 1) / blocks - line));
+        }
+        GatherFirst(first + x0, values, acc + x0, std::min(kBlock, plane - x0));
+      }
+      for (int64_t r = 1; r <= layers; ++r)
+        AddLayer(pixels + bound[r - 1], from + bound[r - 1], values, acc, bound[r] - bound[r - 1]);
     }
     if constexpr (!std::is_same_v<A, T>)
-      for (int64_t i = 0; i < n * plane; ++i) out[c * plane + i] = Store<T>(planes[i]);
+      for (int64_t x = 0; x < plane; ++x) out[x] = Store<T>(acc[x]);
   }
 }
 
@@ -555,8 +676,9 @@ void GridTask(GridJob::Task kind, const GridJob& job, int64_t task) {
   switch (kind) {
     case GridJob::Task::kTranspose: return GridTranspose<T>(job, task);
     case GridJob::Task::kInput:
-      if constexpr (K == 1) return NearestInputTask<T, D>(job, task);
-      else return GridInputTask<T, D, K>(job, task);
+      if constexpr (K == 1)
+        if (job.nearest_first != nullptr) return NearestInputTask<T, D>(job, task);
+      return GridInputTask<T, D, K>(job, task);
     case GridJob::Task::kGrid: return GridGridTask<T, D, K>(job, task);
     case GridJob::Task::kBoth: return GridBothTask<T, D, K>(job, task);
     case GridJob::Task::kNearestTaps:
