@@ -174,7 +174,9 @@ struct GridSamplerGrad {
         // Nearest: the gather tables once per batch item, then about 32 blocks of channels (no vectors over
         // channels here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
         // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other. The
-        // tables are kept per calling thread: fresh ones cost page faults every run.
+        // tables are kept per calling thread: fresh ones cost page faults every run. Up to 16 MB of them stay
+        // for the next run; larger ones are freed after this one (a big input must not pin its tables for good).
+        constexpr size_t kKeptTableInts = size_t{4} << 20;
         thread_local std::vector<int32_t> first, pixel, point, bound;
         thread_local std::vector<int64_t> layers;
         first.resize(job.batch * (job.plane + 1));
@@ -188,7 +190,10 @@ struct GridSamplerGrad {
         run(GridJob::Task::kNearestTaps, job.batch, points * (2 * D + 2));
         const int64_t blocks = std::min<int64_t>(job.channels, (32 + job.batch - 1) / job.batch);
         job.block = (job.channels + blocks - 1) / blocks;
-        return run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);
+        run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);
+        if (first.capacity() + 3 * pixel.capacity() > kKeptTableInts)
+          for (auto* table : {&first, &pixel, &point, &bound}) std::vector<int32_t>().swap(*table);
+        return;
       }
       if (grad_input) run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);
       if (grad_grid) {
