@@ -293,26 +293,31 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
 
 // ----------------------------------------------------------------------------- grid samplers
 
-// dst[c] += w * src[c] over a run of channels.
-template <typename A>
-inline void AddChannels(A* __restrict dst, const A* __restrict src, A w, int64_t count) {
-  for (int64_t c = 0; c < count; ++c) dst[c] += w * src[c];
-}
-
 // The dot product of two runs of channels in 16 partial sums, added up in a fixed order (the same bits on
-// every instruction set); short runs sum in order.
-template <typename A>
-inline A DotChannels(const A* __restrict a, const A* __restrict b, int64_t count) {
+// every instruction set); short runs sum in order. kAdd: also dst[c] += w * b[c] in the same pass (a tap's scatter
+// and dot product read b once, and one loop over the channels serves both).
+template <bool kAdd, typename A>
+inline A DotChannels(const A* __restrict a, const A* __restrict b, int64_t count, A* __restrict dst = nullptr,
+                     A w = 0) {
   if (count < 16) {
     A total = 0;
-    for (int64_t c = 0; c < count; ++c) total += a[c] * b[c];
+    for (int64_t c = 0; c < count; ++c) {
+      if constexpr (kAdd) dst[c] += w * b[c];
+      total += a[c] * b[c];
+    }
     return total;
   }
   A part[16] = {};
   int64_t c = 0;
   for (; c + 16 <= count; c += 16)
-    for (int l = 0; l < 16; ++l) part[l] += a[c + l] * b[c + l];
-  for (int l = 0; c < count; ++c, ++l) part[l] += a[c] * b[c];
+    for (int l = 0; l < 16; ++l) {
+      if constexpr (kAdd) dst[c + l] += w * b[c + l];
+      part[l] += a[c + l] * b[c + l];
+    }
+  for (int l = 0; c < count; ++c, ++l) {
+    if constexpr (kAdd) dst[c] += w * b[c];
+    part[l] += a[c] * b[c];
+  }
   for (int step = 8; step > 0; step /= 2)
     for (int l = 0; l < step; ++l) part[l] += part[l + step];
   return part[0];
@@ -401,14 +406,13 @@ void GridTranspose(const GridJob& job, int64_t task) {
 
 // The pieces of a chunk of grid points, channels-last: `g` holds grad_output of the chunk's points ([point][width]).
 
-// Each point's taps add w * g[point] (a contiguous run of channels) to their pixels of `acc` ([plane + 1][width],
-// the last pixel a sink for taps outside), in point and tap order: aten's order per element, so no atomics and
-// the same result at any thread count.
+// Each point's taps add w * g[point] (a contiguous run of channels) to their pixels of `acc` ([plane][width]), in
+// point and tap order: aten's order per element, so no atomics and the same result at any thread count.
 //
-// Both this and GridGradChunk touch K pixels per point at random for a random grid: when the image's channels do
+// The scatter and the grid gradient touch K pixels per point at random for a random grid: when the image's channels do
 // not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, ~26 ns a tap
 // with only the out-of-order window to overlap them (the 3-D row, one thread). So both ask for the lines of the
-// point kPrefetchPoints ahead (the taps of the chunk are known), the usual software prefetch for an indirect
+// taps of the point kPrefetchPoints ahead (the taps of the chunk are known), the usual software prefetch for an indirect
 // stream (Intel's optimization manual, "software prefetch" for irregular accesses; GCC __builtin_prefetch).
 constexpr int64_t kPrefetchPoints = 4;
 
@@ -422,48 +426,47 @@ inline void PrefetchLines(const void* p, int64_t bytes) {
 #endif
 }
 
-template <typename A, int D, int K>
-void ScatterChunk(const PointTaps<A, D>& taps, const A* g, int64_t count, int64_t width, A* acc) {
+// The taps of a chunk, inside ones only (PointTaps::inside), in point and tap order. kScatter: each adds w * g[point]
+// to its pixel of `acc` (channels-last, `width` channels). kGrid: grad_grid of the chunk's points into `out`: per
+// tap the dot product of the image's channels at the tap (`image` [plane][width]) with g[point], times the tap's
+// slopes, summed per point in tap order. Both: one pass over each tap's channels.
+template <bool kScatter, bool kGrid, typename T, int D, int K>
+void TapsChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, int64_t count, int64_t width, AccT<T>* acc,
+               const AccT<T>* image, T* out) {
+  using A = AccT<T>;
+  thread_local std::vector<A> point_sums;
+  point_sums.assign(kGrid ? count * D : 0, A(0));
+  A* sums = point_sums.data();  // plain pointer: a thread_local costs a TLS lookup per access
   const int64_t* flat = taps.flat.data();
   const A* weight = taps.weight.data();
-  const int64_t bytes = width * static_cast<int64_t>(sizeof(A));
-  for (int64_t p = 0; p < count; ++p) {
-    if (p + kPrefetchPoints < count)
-      for (int k = 0; k < K; ++k) PrefetchLines<1>(acc + flat[(p + kPrefetchPoints) * K + k] * width, bytes);
-    for (int k = 0; k < K; ++k) AddChannels(acc + flat[p * K + k] * width, g + p * width, weight[p * K + k], width);
-  }
-}
-
-// grad_grid of the chunk's points: per tap, the dot product of the image's channels at the tap (`image`
-// [plane][channels]) with g[point], times the tap's slopes; a tap outside reads nothing (an inf pixel cannot
-// leak in as NaN).
-template <typename T, int D, int K>
-void GridGradChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, const AccT<T>* image, int64_t count,
-                   int64_t channels, int64_t plane, T* out) {
-  using A = AccT<T>;
-  const int64_t* flat = taps.flat.data();
-  const int64_t bytes = channels * static_cast<int64_t>(sizeof(A));
-  for (int64_t p = 0; p < count; ++p) {
-    if (p + kPrefetchPoints < count)
-      for (int k = 0; k < K; ++k)
-        if (flat[(p + kPrefetchPoints) * K + k] < plane)
-          PrefetchLines<0>(image + flat[(p + kPrefetchPoints) * K + k] * channels, bytes);
-    A sum[D] = {};
-    for (int k = 0; k < K; ++k) {
-      if (flat[p * K + k] >= plane) continue;
-      const A dot = DotChannels(image + flat[p * K + k] * channels, g + p * channels, channels);
-      for (int a = 0; a < D; ++a) sum[a] += dot * taps.slope[a][p * K + k];
+  const int32_t* inside = taps.inside.data();
+  const int64_t n = taps.inside_count, bytes = width * static_cast<int64_t>(sizeof(A));
+  for (int64_t j = 0; j < n; ++j) {
+    if (j + kPrefetchPoints * K < n) {
+      const int64_t ahead = flat[inside[j + kPrefetchPoints * K]] * width;
+      if constexpr (kScatter) PrefetchLines<1>(acc + ahead, bytes);
+      if constexpr (kGrid) PrefetchLines<0>(image + ahead, bytes);
     }
-    for (int a = 0; a < D; ++a)  // grid channels are x, y(, z): the last spatial axis first
-      out[D * p + (D - 1 - a)] = Store<T>(taps.mult[a][p] * sum[a]);
+    const int64_t i = inside[j], p = i / K, at = flat[i] * width;
+    if constexpr (kGrid) {
+      A dot;
+      if constexpr (kScatter) dot = DotChannels<true>(image + at, g + p * width, width, acc + at, weight[i]);
+      else dot = DotChannels<false>(image + at, g + p * width, width);
+      for (int a = 0; a < D; ++a) sums[p * D + a] += dot * taps.slope[a][i];
+    } else {
+      for (int64_t c = 0; c < width; ++c) acc[at + c] += weight[i] * g[p * width + c];
+    }
   }
+  if constexpr (kGrid)
+    for (int64_t p = 0; p < count; ++p)
+      for (int a = 0; a < D; ++a)  // grid channels are x, y(, z): the last spatial axis first
+        out[D * p + (D - 1 - a)] = Store<T>(taps.mult[a][p] * sums[p * D + a]);
 }
 
 template <typename T, int D, int K>
 void ChunkTaps(const GridJob& job, int64_t b, int64_t p0, int64_t count, PointTaps<AccT<T>, D>* taps) {
   ComputePointTaps<T, D, K>(static_cast<const T*>(job.grid) + (b * job.points + p0) * D, count, job.sizes,
-                            static_cast<Interpolation>(job.mode), static_cast<Padding>(job.padding), job.align_corners,
-                            taps);
+                            static_cast<Padding>(job.padding), job.align_corners, taps);
 }
 
 // grad_input for one (batch item, block of channels): the block's planes channels-last in scratch, the chunks'
@@ -475,7 +478,7 @@ void GridInputTask(const GridJob& job, int64_t task) {
   const int64_t width = c1 - c0, plane = job.plane, points = job.points;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> accumulated, gathered;
-  accumulated.assign((plane + 1) * width, A(0));
+  accumulated.assign(plane * width, A(0));
   gathered.resize(GridJob::kGridChunk * width);
   A* acc = accumulated.data();  // plain pointers: a thread_local costs a TLS lookup per access
   A* g = gathered.data();
@@ -484,7 +487,7 @@ void GridInputTask(const GridJob& job, int64_t task) {
     const int64_t count = std::min(GridJob::kGridChunk, points - p0);
     ChunkTaps<T, D, K>(job, b, p0, count, &taps);
     Transpose(go + p0, points, g, width, width, count, LoadAs<A>());
-    ScatterChunk<A, D, K>(taps, g, count, width, acc);
+    TapsChunk<true, false, T, D, K>(taps, g, count, width, acc, nullptr, nullptr);
   }
   T* out = static_cast<T*>(job.grad_input) + (b * job.channels + c0) * plane;
   Transpose(acc, width, out, plane, plane, width, StoreAs<T>());
@@ -499,7 +502,7 @@ void GridBothTask(const GridJob& job, int64_t b) {
   const int64_t channels = job.channels, plane = job.plane, points = job.points;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> accumulated, gathered, channels_last;
-  accumulated.assign((plane + 1) * channels, A(0));
+  accumulated.assign(plane * channels, A(0));
   gathered.resize(GridJob::kGridChunk * channels);
   channels_last.resize(plane * channels);
   A* acc = accumulated.data();
@@ -513,8 +516,7 @@ void GridBothTask(const GridJob& job, int64_t b) {
     const int64_t count = std::min(GridJob::kGridChunk, points - p0);
     ChunkTaps<T, D, K>(job, b, p0, count, &taps);
     Transpose(go + p0, points, g, channels, channels, count, LoadAs<A>());
-    ScatterChunk<A, D, K>(taps, g, count, channels, acc);
-    GridGradChunk<T, D, K>(taps, g, image, count, channels, plane, grad_grid + p0 * D);
+    TapsChunk<true, true, T, D, K>(taps, g, count, channels, acc, image, grad_grid + p0 * D);
   }
   Transpose(acc, channels, static_cast<T*>(job.grad_input) + b * channels * plane, plane, plane, channels,
             StoreAs<T>());
@@ -666,8 +668,9 @@ void GridGridTask(const GridJob& job, int64_t task) {
   ChunkTaps<T, D, K>(job, b, p0, count, &taps);
   Transpose(static_cast<const T*>(job.grad_output) + b * channels * job.points + p0, job.points, g, channels, channels,
             count, LoadAs<A>());
-  GridGradChunk<T, D, K>(taps, g, static_cast<const A*>(job.input_channels_last) + b * plane * channels, count,
-                         channels, plane, static_cast<T*>(job.grad_grid) + (b * job.points + p0) * D);
+  TapsChunk<false, true, T, D, K>(taps, g, count, channels, nullptr,
+                                  static_cast<const A*>(job.input_channels_last) + b * plane * channels,
+                                  static_cast<T*>(job.grad_grid) + (b * job.points + p0) * D);
 }
 
 // Every grid task for one point layout: D spatial axes, K taps per point.
