@@ -532,6 +532,42 @@ void GridBothTask(const GridJob& job, int64_t b) {
             StoreAs<T>());
 }
 
+#if RG_ISA_LEVEL == 2
+// NearestIndex's flat pixel (plane: outside) of 16 2-D float points (x, y pairs) at once, zeros or border padding
+// (reflection's fmod has no vector form): the same operations in the same order per lane, so the same pixels.
+template <Padding P>
+inline void NearestPixels16(const float* xy, const int64_t* sizes, bool align_corners, int64_t plane, int32_t* out) {
+  const __m512 a = _mm512_loadu_ps(xy), b = _mm512_loadu_ps(xy + 16);
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512 coord[2] = {_mm512_permutex2var_ps(a, _mm512_add_epi32(even, _mm512_set1_epi32(1)), b),  // y
+                           _mm512_permutex2var_ps(a, even, b)};                                          // x
+  __m512i flat = _mm512_setzero_si512();
+  __mmask16 inside = 0xFFFF;
+  const __m512 one = _mm512_set1_ps(1), two = _mm512_set1_ps(2), zero = _mm512_setzero_ps();
+  for (int axis = 0; axis < 2; ++axis) {
+    const __m512 size = _mm512_set1_ps(static_cast<float>(sizes[axis]));
+    const __m512 limit = _mm512_set1_ps(static_cast<float>(sizes[axis] - 1));
+    __m512 c = align_corners ? _mm512_mul_ps(_mm512_div_ps(_mm512_add_ps(coord[axis], one), two), limit)
+                             : _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(coord[axis], one), size), one), two);
+    if constexpr (P == Padding::kBorder) {  // Clip: <= 0 gives 0, else >= limit gives limit; NaN passes
+      const __mmask16 low = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
+      const __mmask16 high = _mm512_cmp_ps_mask(c, limit, _CMP_GE_OQ) & ~low;
+      c = _mm512_mask_blend_ps(high, _mm512_mask_blend_ps(low, c, zero), limit);
+    }
+    // SafeDowngrade: NaN, inf, >= 2^31 or < -2^31 give -100
+    const __mmask16 unsafe = _mm512_fpclass_ps_mask(c, 0x99) | _mm512_cmp_ps_mask(c, _mm512_set1_ps(2147483647.0f), _CMP_GE_OQ) |
+                             _mm512_cmp_ps_mask(c, _mm512_set1_ps(-2147483648.0f), _CMP_LT_OQ);
+    c = _mm512_mask_blend_ps(unsafe, c, _mm512_set1_ps(-100));
+    // nearbyint, round half to even (the masked forms: GCC 12 warns on the plain ones' undefined source)
+    c = _mm512_mask_roundscale_ps(zero, 0xFFFF, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    inside &= _mm512_cmp_ps_mask(c, zero, _CMP_GE_OQ) & _mm512_cmp_ps_mask(c, limit, _CMP_LE_OQ);
+    flat = _mm512_add_epi32(_mm512_mullo_epi32(flat, _mm512_set1_epi32(static_cast<int32_t>(sizes[axis]))),
+                            _mm512_mask_cvttps_epi32(_mm512_setzero_si512(), 0xFFFF, c));
+  }
+  _mm512_storeu_si512(out, _mm512_mask_blend_epi32(inside, _mm512_set1_epi32(static_cast<int32_t>(plane)), flat));
+}
+#endif
+
 // Nearest's taps for batch item b as the tables of GridJob (nearest_first, the layers of later points), computed
 // once and shared by the item's blocks of channels (kNearestTaps, then kInput). Branch-free per point: whether a
 // point is its pixel's first is a coin toss for a random grid. The layers are a counting sort of the later points by
@@ -552,31 +588,46 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
   // the later points (rank >= 1 at their pixel), in point order: appended without a branch (one spare entry), and
   // no counter in memory (a count per rank updated for every point was a store-forwarding chain: 20% of the walk)
   int64_t later = 0;
-  auto walk = [&](auto padding) {
+  // every point's pixel first (plane: outside; 16 points per AVX-512 step where NearestPixels16 applies), then the
+  // walk over them in point order
+  thread_local std::vector<int32_t> pixel_of;
+  pixel_of.resize(points);
+  int32_t* pixel_at = pixel_of.data();
+  auto find_pixels = [&](auto padding) {
+    constexpr Padding kPadding = decltype(padding)::value;
+    int64_t p = 0;
+#if RG_ISA_LEVEL == 2
+    if constexpr (D == 2 && std::is_same_v<T, float> && kPadding != Padding::kReflection)
+      for (; p + 16 <= points; p += 16)
+        NearestPixels16<kPadding>(coords + 2 * p, job.sizes, job.align_corners, plane, pixel_at + p);
+#endif
     const int64_t size[3] = {job.sizes[0], job.sizes[1], job.sizes[2]};
-    for (int64_t p = 0; p < points; ++p) {
+    for (; p < points; ++p) {
       int64_t flat = 0;
       bool inside = true;
       for (int a = 0; a < D; ++a) {  // the grid holds x, y(, z): the last spatial axis first
         const int64_t index =
-            NearestIndex<decltype(padding)::value>(Load<A>(coords[D * p + (D - 1 - a)]), size[a], job.align_corners);
+            NearestIndex<kPadding>(Load<A>(coords[D * p + (D - 1 - a)]), size[a], job.align_corners);
         inside = inside & (index >= 0);
         flat = flat * size[a] + index;
       }
-      const int64_t pixel = inside ? flat : plane;
-      const int32_t rank = seen[pixel];
-      seen[pixel] = rank + 1;
-      first[rank == 0 ? pixel : plane] = static_cast<int32_t>(p);  // a later point writes to the spare slot
-      later_pixel[later] = static_cast<int32_t>(pixel);
-      later_point[later] = static_cast<int32_t>(p);
-      later_rank[later] = rank;
-      later += inside & (rank > 0);
+      pixel_at[p] = static_cast<int32_t>(inside ? flat : plane);
     }
   };
   switch (static_cast<Padding>(job.padding)) {
-    case Padding::kZeros: walk(std::integral_constant<Padding, Padding::kZeros>()); break;
-    case Padding::kBorder: walk(std::integral_constant<Padding, Padding::kBorder>()); break;
-    case Padding::kReflection: walk(std::integral_constant<Padding, Padding::kReflection>()); break;
+    case Padding::kZeros: find_pixels(std::integral_constant<Padding, Padding::kZeros>()); break;
+    case Padding::kBorder: find_pixels(std::integral_constant<Padding, Padding::kBorder>()); break;
+    case Padding::kReflection: find_pixels(std::integral_constant<Padding, Padding::kReflection>()); break;
+  }
+  for (int64_t p = 0; p < points; ++p) {
+    const int32_t pixel = pixel_at[p];
+    const int32_t rank = seen[pixel];
+    seen[pixel] = rank + 1;
+    first[rank == 0 ? pixel : plane] = static_cast<int32_t>(p);  // a later point writes to the spare slot
+    later_pixel[later] = pixel;
+    later_point[later] = static_cast<int32_t>(p);
+    later_rank[later] = rank;
+    later += (pixel < plane) & (rank > 0);
   }
   // a counting sort by rank: bound[r] (r >= 1) first counts layer r, then is where its next entry goes, then its end
   int32_t layers = 0;
