@@ -141,8 +141,8 @@ struct CoordinateTaps {
 };
 
 template <typename A>
-[[gnu::always_inline]] inline void ComputeAxisTaps(A grid_coord, int64_t size, Interpolation mode, Padding padding, bool align_corners,
-                     CoordinateTaps<A>* t) {
+[[gnu::always_inline]] inline void ComputeAxisTaps(A grid_coord, int64_t size, Interpolation mode, Padding padding,
+                                                   bool align_corners, CoordinateTaps<A>* t) {
   A pixel = Unnormalize(grid_coord, size, align_corners, &t->mult);
   if (mode == Interpolation::kBicubic) {
     if (!std::isfinite(pixel)) {  // a non-finite point reads nothing

@@ -419,11 +419,11 @@ void GridTranspose(const GridJob& job, int64_t task) {
 // Each point's taps add w * g[point] (a contiguous run of channels) to their pixels of `acc` ([plane][width]), in
 // point and tap order: aten's order per element, so no atomics and the same result at any thread count.
 //
-// The scatter and the grid gradient touch K pixels per point at random for a random grid: when the image's channels do
-// not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, ~26 ns a tap
+// The scatter and the grid gradient touch K pixels per point at random for a random grid: when the image's channels
+// do not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, ~26 ns a tap
 // with only the out-of-order window to overlap them (the 3-D row, one thread). So both ask for the lines of the
-// taps of the point kPrefetchPoints ahead (the taps of the chunk are known), the usual software prefetch for an indirect
-// stream (Intel's optimization manual, "software prefetch" for irregular accesses; GCC __builtin_prefetch).
+// taps of the point kPrefetchPoints ahead (the taps of the chunk are known), the usual software prefetch for an
+// indirect stream (Intel's optimization manual, "software prefetch" for irregular accesses; GCC __builtin_prefetch).
 constexpr int64_t kPrefetchPoints = 4;
 
 // Asks for the `bytes` at `p` for writing (rw 1) or reading (rw 0).
@@ -547,15 +547,17 @@ inline void NearestPixels16(const float* xy, const int64_t* sizes, bool align_co
   for (int axis = 0; axis < 2; ++axis) {
     const __m512 size = _mm512_set1_ps(static_cast<float>(sizes[axis]));
     const __m512 limit = _mm512_set1_ps(static_cast<float>(sizes[axis] - 1));
-    __m512 c = align_corners ? _mm512_mul_ps(_mm512_div_ps(_mm512_add_ps(coord[axis], one), two), limit)
-                             : _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(coord[axis], one), size), one), two);
+    const __m512 shifted = _mm512_add_ps(coord[axis], one);  // Unnormalize
+    __m512 c = align_corners ? _mm512_mul_ps(_mm512_div_ps(shifted, two), limit)
+                             : _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(shifted, size), one), two);
     if constexpr (P == Padding::kBorder) {  // Clip: <= 0 gives 0, else >= limit gives limit; NaN passes
       const __mmask16 low = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
       const __mmask16 high = _mm512_cmp_ps_mask(c, limit, _CMP_GE_OQ) & ~low;
       c = _mm512_mask_blend_ps(high, _mm512_mask_blend_ps(low, c, zero), limit);
     }
     // SafeDowngrade: NaN, inf, >= 2^31 or < -2^31 give -100
-    const __mmask16 unsafe = _mm512_fpclass_ps_mask(c, 0x99) | _mm512_cmp_ps_mask(c, _mm512_set1_ps(2147483647.0f), _CMP_GE_OQ) |
+    const __mmask16 unsafe = _mm512_fpclass_ps_mask(c, 0x99) |  // QNaN, SNaN, +inf, -inf
+                             _mm512_cmp_ps_mask(c, _mm512_set1_ps(2147483647.0f), _CMP_GE_OQ) |
                              _mm512_cmp_ps_mask(c, _mm512_set1_ps(-2147483648.0f), _CMP_LT_OQ);
     c = _mm512_mask_blend_ps(unsafe, c, _mm512_set1_ps(-100));
     // nearbyint, round half to even (the masked forms: GCC 12 warns on the plain ones' undefined source)
