@@ -293,26 +293,31 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
 
 // ----------------------------------------------------------------------------- grid samplers
 
-// dst[c] += w * src[c] over a run of channels.
-template <typename A>
-inline void AddChannels(A* __restrict dst, const A* __restrict src, A w, int64_t count) {
-  for (int64_t c = 0; c < count; ++c) dst[c] += w * src[c];
-}
-
 // The dot product of two runs of channels in 16 partial sums, added up in a fixed order (the same bits on
-// every instruction set); short runs sum in order.
-template <typename A>
-inline A DotChannels(const A* __restrict a, const A* __restrict b, int64_t count) {
+// every instruction set); short runs sum in order. kAdd: also dst[c] += w * b[c] in the same pass (a tap's scatter
+// and dot product read b once, and one loop over the channels serves both).
+template <bool kAdd, typename A>
+inline A DotChannels(const A* __restrict a, const A* __restrict b, int64_t count, A* __restrict dst = nullptr,
+                     A w = 0) {
   if (count < 16) {
     A total = 0;
-    for (int64_t c = 0; c < count; ++c) total += a[c] * b[c];
+    for (int64_t c = 0; c < count; ++c) {
+      if constexpr (kAdd) dst[c] += w * b[c];
+      total += a[c] * b[c];
+    }
     return total;
   }
   A part[16] = {};
   int64_t c = 0;
   for (; c + 16 <= count; c += 16)
-    for (int l = 0; l < 16; ++l) part[l] += a[c + l] * b[c + l];
-  for (int l = 0; c < count; ++c, ++l) part[l] += a[c] * b[c];
+    for (int l = 0; l < 16; ++l) {
+      if constexpr (kAdd) dst[c + l] += w * b[c + l];
+      part[l] += a[c + l] * b[c + l];
+    }
+  for (int l = 0; c < count; ++c, ++l) {
+    if constexpr (kAdd) dst[c] += w * b[c];
+    part[l] += a[c] * b[c];
+  }
   for (int step = 8; step > 0; step /= 2)
     for (int l = 0; l < step; ++l) part[l] += part[l + step];
   return part[0];
@@ -359,9 +364,19 @@ __attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_st
         if (j1 - j0 == kTile) {  // full columns: 8-row blocks in registers, a leftover row band below
           if (along_source && j1 + 4 * kTile <= cols)  // the rows are separate streams: fetch ahead
             for (int64_t i = i0; i < i1; ++i) _mm_prefetch(reinterpret_cast<const char*>(src + i * src_stride + j1 + 3 * kTile), _MM_HINT_T0);
-          for (; i_done + 8 <= i1; i_done += 8)
+          // a strided destination row's line (16 floats) is written whole before the next: the tile's 16 rows of a
+          // power-of-two stride share one L1 set, and half-written lines were evicted and fetched again
+          const int64_t bands = (i1 - i0) / 8 * 8;
+          if (along_source) {
+            for (; i_done < i0 + bands; i_done += 8)
+              for (int64_t j = j0; j < j1; j += 8)
+                Transpose8x8(src + i_done * src_stride + j, src_stride, dst + j * dst_stride + i_done, dst_stride);
+          } else {
             for (int64_t j = j0; j < j1; j += 8)
-              Transpose8x8(src + i_done * src_stride + j, src_stride, dst + j * dst_stride + i_done, dst_stride);
+              for (int64_t i = i0; i < i0 + bands; i += 8)
+                Transpose8x8(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
+            i_done = i0 + bands;
+          }
         }
       }
 #endif
@@ -401,15 +416,14 @@ void GridTranspose(const GridJob& job, int64_t task) {
 
 // The pieces of a chunk of grid points, channels-last: `g` holds grad_output of the chunk's points ([point][width]).
 
-// Each point's taps add w * g[point] (a contiguous run of channels) to their pixels of `acc` ([plane + 1][width],
-// the last pixel a sink for taps outside), in point and tap order: aten's order per element, so no atomics and
-// the same result at any thread count.
+// Each point's taps add w * g[point] (a contiguous run of channels) to their pixels of `acc` ([plane][width]), in
+// point and tap order: aten's order per element, so no atomics and the same result at any thread count.
 //
-// Both this and GridGradChunk touch K pixels per point at random for a random grid: when the image's channels do
-// not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, ~26 ns a tap
+// The scatter and the grid gradient touch K pixels per point at random for a random grid: when the image's channels
+// do not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, ~26 ns a tap
 // with only the out-of-order window to overlap them (the 3-D row, one thread). So both ask for the lines of the
-// point kPrefetchPoints ahead (the taps of the chunk are known), the usual software prefetch for an indirect
-// stream (Intel's optimization manual, "software prefetch" for irregular accesses; GCC __builtin_prefetch).
+// taps of the point kPrefetchPoints ahead (the taps of the chunk are known), the usual software prefetch for an
+// indirect stream (Intel's optimization manual, "software prefetch" for irregular accesses; GCC __builtin_prefetch).
 constexpr int64_t kPrefetchPoints = 4;
 
 // Asks for the `bytes` at `p` for writing (rw 1) or reading (rw 0).
@@ -422,48 +436,47 @@ inline void PrefetchLines(const void* p, int64_t bytes) {
 #endif
 }
 
-template <typename A, int D, int K>
-void ScatterChunk(const PointTaps<A, D>& taps, const A* g, int64_t count, int64_t width, A* acc) {
+// The taps of a chunk, inside ones only (PointTaps::inside), in point and tap order. kScatter: each adds w * g[point]
+// to its pixel of `acc` (channels-last, `width` channels). kGrid: grad_grid of the chunk's points into `out`: per
+// tap the dot product of the image's channels at the tap (`image` [plane][width]) with g[point], times the tap's
+// slopes, summed per point in tap order. Both: one pass over each tap's channels.
+template <bool kScatter, bool kGrid, typename T, int D, int K>
+void TapsChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, int64_t count, int64_t width, AccT<T>* acc,
+               const AccT<T>* image, T* out) {
+  using A = AccT<T>;
+  thread_local std::vector<A> point_sums;
+  point_sums.assign(kGrid ? count * D : 0, A(0));
+  A* sums = point_sums.data();  // plain pointer: a thread_local costs a TLS lookup per access
   const int64_t* flat = taps.flat.data();
   const A* weight = taps.weight.data();
-  const int64_t bytes = width * static_cast<int64_t>(sizeof(A));
-  for (int64_t p = 0; p < count; ++p) {
-    if (p + kPrefetchPoints < count)
-      for (int k = 0; k < K; ++k) PrefetchLines<1>(acc + flat[(p + kPrefetchPoints) * K + k] * width, bytes);
-    for (int k = 0; k < K; ++k) AddChannels(acc + flat[p * K + k] * width, g + p * width, weight[p * K + k], width);
-  }
-}
-
-// grad_grid of the chunk's points: per tap, the dot product of the image's channels at the tap (`image`
-// [plane][channels]) with g[point], times the tap's slopes; a tap outside reads nothing (an inf pixel cannot
-// leak in as NaN).
-template <typename T, int D, int K>
-void GridGradChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, const AccT<T>* image, int64_t count,
-                   int64_t channels, int64_t plane, T* out) {
-  using A = AccT<T>;
-  const int64_t* flat = taps.flat.data();
-  const int64_t bytes = channels * static_cast<int64_t>(sizeof(A));
-  for (int64_t p = 0; p < count; ++p) {
-    if (p + kPrefetchPoints < count)
-      for (int k = 0; k < K; ++k)
-        if (flat[(p + kPrefetchPoints) * K + k] < plane)
-          PrefetchLines<0>(image + flat[(p + kPrefetchPoints) * K + k] * channels, bytes);
-    A sum[D] = {};
-    for (int k = 0; k < K; ++k) {
-      if (flat[p * K + k] >= plane) continue;
-      const A dot = DotChannels(image + flat[p * K + k] * channels, g + p * channels, channels);
-      for (int a = 0; a < D; ++a) sum[a] += dot * taps.slope[a][p * K + k];
+  const int32_t* inside = taps.inside.data();
+  const int64_t n = taps.inside_count, bytes = width * static_cast<int64_t>(sizeof(A));
+  for (int64_t j = 0; j < n; ++j) {
+    if (j + kPrefetchPoints * K < n) {
+      const int64_t ahead = flat[inside[j + kPrefetchPoints * K]] * width;
+      if constexpr (kScatter) PrefetchLines<1>(acc + ahead, bytes);
+      if constexpr (kGrid) PrefetchLines<0>(image + ahead, bytes);
     }
-    for (int a = 0; a < D; ++a)  // grid channels are x, y(, z): the last spatial axis first
-      out[D * p + (D - 1 - a)] = Store<T>(taps.mult[a][p] * sum[a]);
+    const int64_t i = inside[j], p = i / K, at = flat[i] * width;
+    if constexpr (kGrid) {
+      A dot;
+      if constexpr (kScatter) dot = DotChannels<true>(image + at, g + p * width, width, acc + at, weight[i]);
+      else dot = DotChannels<false>(image + at, g + p * width, width);
+      for (int a = 0; a < D; ++a) sums[p * D + a] += dot * taps.slope[a][i];
+    } else {
+      for (int64_t c = 0; c < width; ++c) acc[at + c] += weight[i] * g[p * width + c];
+    }
   }
+  if constexpr (kGrid)
+    for (int64_t p = 0; p < count; ++p)
+      for (int a = 0; a < D; ++a)  // grid channels are x, y(, z): the last spatial axis first
+        out[D * p + (D - 1 - a)] = Store<T>(taps.mult[a][p] * sums[p * D + a]);
 }
 
 template <typename T, int D, int K>
 void ChunkTaps(const GridJob& job, int64_t b, int64_t p0, int64_t count, PointTaps<AccT<T>, D>* taps) {
   ComputePointTaps<T, D, K>(static_cast<const T*>(job.grid) + (b * job.points + p0) * D, count, job.sizes,
-                            static_cast<Interpolation>(job.mode), static_cast<Padding>(job.padding), job.align_corners,
-                            taps);
+                            static_cast<Padding>(job.padding), job.align_corners, taps);
 }
 
 // grad_input for one (batch item, block of channels): the block's planes channels-last in scratch, the chunks'
@@ -475,7 +488,7 @@ void GridInputTask(const GridJob& job, int64_t task) {
   const int64_t width = c1 - c0, plane = job.plane, points = job.points;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> accumulated, gathered;
-  accumulated.assign((plane + 1) * width, A(0));
+  accumulated.assign(plane * width, A(0));
   gathered.resize(GridJob::kGridChunk * width);
   A* acc = accumulated.data();  // plain pointers: a thread_local costs a TLS lookup per access
   A* g = gathered.data();
@@ -484,7 +497,7 @@ void GridInputTask(const GridJob& job, int64_t task) {
     const int64_t count = std::min(GridJob::kGridChunk, points - p0);
     ChunkTaps<T, D, K>(job, b, p0, count, &taps);
     Transpose(go + p0, points, g, width, width, count, LoadAs<A>());
-    ScatterChunk<A, D, K>(taps, g, count, width, acc);
+    TapsChunk<true, false, T, D, K>(taps, g, count, width, acc, nullptr, nullptr);
   }
   T* out = static_cast<T*>(job.grad_input) + (b * job.channels + c0) * plane;
   Transpose(acc, width, out, plane, plane, width, StoreAs<T>());
@@ -499,7 +512,7 @@ void GridBothTask(const GridJob& job, int64_t b) {
   const int64_t channels = job.channels, plane = job.plane, points = job.points;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> accumulated, gathered, channels_last;
-  accumulated.assign((plane + 1) * channels, A(0));
+  accumulated.assign(plane * channels, A(0));
   gathered.resize(GridJob::kGridChunk * channels);
   channels_last.resize(plane * channels);
   A* acc = accumulated.data();
@@ -513,12 +526,49 @@ void GridBothTask(const GridJob& job, int64_t b) {
     const int64_t count = std::min(GridJob::kGridChunk, points - p0);
     ChunkTaps<T, D, K>(job, b, p0, count, &taps);
     Transpose(go + p0, points, g, channels, channels, count, LoadAs<A>());
-    ScatterChunk<A, D, K>(taps, g, count, channels, acc);
-    GridGradChunk<T, D, K>(taps, g, image, count, channels, plane, grad_grid + p0 * D);
+    TapsChunk<true, true, T, D, K>(taps, g, count, channels, acc, image, grad_grid + p0 * D);
   }
   Transpose(acc, channels, static_cast<T*>(job.grad_input) + b * channels * plane, plane, plane, channels,
             StoreAs<T>());
 }
+
+#if RG_ISA_LEVEL == 2
+// NearestIndex's flat pixel (plane: outside) of 16 2-D float points (x, y pairs) at once, zeros or border padding
+// (reflection's fmod has no vector form): the same operations in the same order per lane, so the same pixels.
+template <Padding P>
+inline void NearestPixels16(const float* xy, const int64_t* sizes, bool align_corners, int64_t plane, int32_t* out) {
+  const __m512 a = _mm512_loadu_ps(xy), b = _mm512_loadu_ps(xy + 16);
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512 coord[2] = {_mm512_permutex2var_ps(a, _mm512_add_epi32(even, _mm512_set1_epi32(1)), b),  // y
+                           _mm512_permutex2var_ps(a, even, b)};                                          // x
+  __m512i flat = _mm512_setzero_si512();
+  __mmask16 inside = 0xFFFF;
+  const __m512 one = _mm512_set1_ps(1), two = _mm512_set1_ps(2), zero = _mm512_setzero_ps();
+  for (int axis = 0; axis < 2; ++axis) {
+    const __m512 size = _mm512_set1_ps(static_cast<float>(sizes[axis]));
+    const __m512 limit = _mm512_set1_ps(static_cast<float>(sizes[axis] - 1));
+    const __m512 shifted = _mm512_add_ps(coord[axis], one);  // Unnormalize
+    __m512 c = align_corners ? _mm512_mul_ps(_mm512_div_ps(shifted, two), limit)
+                             : _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(shifted, size), one), two);
+    if constexpr (P == Padding::kBorder) {  // Clip: <= 0 gives 0, else >= limit gives limit; NaN passes
+      const __mmask16 low = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
+      const __mmask16 high = _mm512_cmp_ps_mask(c, limit, _CMP_GE_OQ) & ~low;
+      c = _mm512_mask_blend_ps(high, _mm512_mask_blend_ps(low, c, zero), limit);
+    }
+    // SafeDowngrade: NaN, inf, >= 2^31 or < -2^31 give -100
+    const __mmask16 unsafe = _mm512_fpclass_ps_mask(c, 0x99) |  // QNaN, SNaN, +inf, -inf
+                             _mm512_cmp_ps_mask(c, _mm512_set1_ps(2147483647.0f), _CMP_GE_OQ) |
+                             _mm512_cmp_ps_mask(c, _mm512_set1_ps(-2147483648.0f), _CMP_LT_OQ);
+    c = _mm512_mask_blend_ps(unsafe, c, _mm512_set1_ps(-100));
+    // nearbyint, round half to even (the masked forms: GCC 12 warns on the plain ones' undefined source)
+    c = _mm512_mask_roundscale_ps(zero, 0xFFFF, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    inside &= _mm512_cmp_ps_mask(c, zero, _CMP_GE_OQ) & _mm512_cmp_ps_mask(c, limit, _CMP_LE_OQ);
+    flat = _mm512_add_epi32(_mm512_mullo_epi32(flat, _mm512_set1_epi32(static_cast<int32_t>(sizes[axis]))),
+                            _mm512_mask_cvttps_epi32(_mm512_setzero_si512(), 0xFFFF, c));
+  }
+  _mm512_storeu_si512(out, _mm512_mask_blend_epi32(inside, _mm512_set1_epi32(static_cast<int32_t>(plane)), flat));
+}
+#endif
 
 // Nearest's taps for batch item b as the tables of GridJob (nearest_first, the layers of later points), computed
 // once and shared by the item's blocks of channels (kNearestTaps, then kInput). Branch-free per point: whether a
@@ -540,31 +590,46 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
   // the later points (rank >= 1 at their pixel), in point order: appended without a branch (one spare entry), and
   // no counter in memory (a count per rank updated for every point was a store-forwarding chain: 20% of the walk)
   int64_t later = 0;
-  auto walk = [&](auto padding) {
+  // every point's pixel first (plane: outside; 16 points per AVX-512 step where NearestPixels16 applies), then the
+  // walk over them in point order
+  thread_local std::vector<int32_t> pixel_of;
+  pixel_of.resize(points);
+  int32_t* pixel_at = pixel_of.data();
+  auto find_pixels = [&](auto padding) {
+    constexpr Padding kPadding = decltype(padding)::value;
+    int64_t p = 0;
+#if RG_ISA_LEVEL == 2
+    if constexpr (D == 2 && std::is_same_v<T, float> && kPadding != Padding::kReflection)
+      for (; p + 16 <= points; p += 16)
+        NearestPixels16<kPadding>(coords + 2 * p, job.sizes, job.align_corners, plane, pixel_at + p);
+#endif
     const int64_t size[3] = {job.sizes[0], job.sizes[1], job.sizes[2]};
-    for (int64_t p = 0; p < points; ++p) {
+    for (; p < points; ++p) {
       int64_t flat = 0;
       bool inside = true;
       for (int a = 0; a < D; ++a) {  // the grid holds x, y(, z): the last spatial axis first
         const int64_t index =
-            NearestIndex<decltype(padding)::value>(Load<A>(coords[D * p + (D - 1 - a)]), size[a], job.align_corners);
+            NearestIndex<kPadding>(Load<A>(coords[D * p + (D - 1 - a)]), size[a], job.align_corners);
         inside = inside & (index >= 0);
         flat = flat * size[a] + index;
       }
-      const int64_t pixel = inside ? flat : plane;
-      const int32_t rank = seen[pixel];
-      seen[pixel] = rank + 1;
-      first[rank == 0 ? pixel : plane] = static_cast<int32_t>(p);  // a later point writes to the spare slot
-      later_pixel[later] = static_cast<int32_t>(pixel);
-      later_point[later] = static_cast<int32_t>(p);
-      later_rank[later] = rank;
-      later += inside & (rank > 0);
+      pixel_at[p] = static_cast<int32_t>(inside ? flat : plane);
     }
   };
   switch (static_cast<Padding>(job.padding)) {
-    case Padding::kZeros: walk(std::integral_constant<Padding, Padding::kZeros>()); break;
-    case Padding::kBorder: walk(std::integral_constant<Padding, Padding::kBorder>()); break;
-    case Padding::kReflection: walk(std::integral_constant<Padding, Padding::kReflection>()); break;
+    case Padding::kZeros: find_pixels(std::integral_constant<Padding, Padding::kZeros>()); break;
+    case Padding::kBorder: find_pixels(std::integral_constant<Padding, Padding::kBorder>()); break;
+    case Padding::kReflection: find_pixels(std::integral_constant<Padding, Padding::kReflection>()); break;
+  }
+  for (int64_t p = 0; p < points; ++p) {
+    const int32_t pixel = pixel_at[p];
+    const int32_t rank = seen[pixel];
+    seen[pixel] = rank + 1;
+    first[rank == 0 ? pixel : plane] = static_cast<int32_t>(p);  // a later point writes to the spare slot
+    later_pixel[later] = pixel;
+    later_point[later] = static_cast<int32_t>(p);
+    later_rank[later] = rank;
+    later += (pixel < plane) & (rank > 0);
   }
   // a counting sort by rank: bound[r] (r >= 1) first counts layer r, then is where its next entry goes, then its end
   int32_t layers = 0;
@@ -666,8 +731,9 @@ void GridGridTask(const GridJob& job, int64_t task) {
   ChunkTaps<T, D, K>(job, b, p0, count, &taps);
   Transpose(static_cast<const T*>(job.grad_output) + b * channels * job.points + p0, job.points, g, channels, channels,
             count, LoadAs<A>());
-  GridGradChunk<T, D, K>(taps, g, static_cast<const A*>(job.input_channels_last) + b * plane * channels, count,
-                         channels, plane, static_cast<T*>(job.grad_grid) + (b * job.points + p0) * D);
+  TapsChunk<false, true, T, D, K>(taps, g, count, channels, nullptr,
+                                  static_cast<const A*>(job.input_channels_last) + b * plane * channels,
+                                  static_cast<T*>(job.grad_grid) + (b * job.points + p0) * D);
 }
 
 // Every grid task for one point layout: D spatial axes, K taps per point.
