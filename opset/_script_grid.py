@@ -16,12 +16,14 @@ from ._script_taps import CubicCoefficients
 @helper
 @script(HELPERS, default_opset=op)
 def Unnormalize(coord, size, align_corners):
-    """grid_sampler_unnormalize_set_grad: [-1, 1] to pixels and d(pixel)/d(grid); size, align_corners doubles."""
-    aligned = op.Mul(op.Div(op.Add(coord, 1.0), 2.0), op.Sub(size, 1.0))
-    centred = op.Div(op.Sub(op.Mul(op.Add(coord, 1.0), size), 1.0), 2.0)
-    use_aligned = op.Cast(align_corners, to=onnx.TensorProto.BOOL)
-    pixel = op.Where(use_aligned, aligned, centred)
-    mult = op.Where(use_aligned, op.Div(op.Sub(size, 1.0), 2.0), op.Div(size, 2.0))
+    """grid_sampler_unnormalize_set_grad: [-1, 1] to pixels and d(pixel)/d(grid); size, align_corners doubles.
+    An If, not a Where over both forms: onnxruntime's Where costs 5 ns an element."""
+    if op.Cast(align_corners, to=onnx.TensorProto.BOOL):
+        pixel = op.Mul(op.Div(op.Add(coord, 1.0), 2.0), op.Sub(size, 1.0))
+        mult = op.Div(op.Sub(size, 1.0), 2.0)
+    else:
+        pixel = op.Div(op.Sub(op.Mul(op.Add(coord, 1.0), size), 1.0), 2.0)
+        mult = op.Div(size, 2.0)
     return pixel, mult
 
 
@@ -73,15 +75,18 @@ def SafeDowngrade(coord):
 @helper
 @script(HELPERS, default_opset=op)
 def ApplyPadding(coord, size, padding, align_corners):
-    """compute_coordinates with its gradient; padding is 0 zeros, 1 border, 2 reflection (int64 scalar)."""
-    clipped, clip_grad = ClipCoordinates(coord, size)
-    reflected, reflect_grad = ReflectCoordinates(coord, size, align_corners)
-    reflected_clipped, reflected_clip_grad = ClipCoordinates(reflected, size)
-    is_border = op.Equal(padding, 1)
-    is_reflection = op.Equal(padding, 2)
-    one = op.CastLike(1.0, coord)
-    padded = op.Where(is_border, clipped, op.Where(is_reflection, reflected_clipped, coord))
-    grad = op.Where(is_border, clip_grad, op.Where(is_reflection, op.Mul(reflect_grad, reflected_clip_grad), one))
+    """compute_coordinates with its gradient; padding is 0 zeros, 1 border, 2 reflection (int64 scalar).
+    Only the chosen padding is computed (an If: a Where over all three cost 10% of the 3-D function)."""
+    if op.Equal(padding, 1):
+        padded, grad = ClipCoordinates(coord, size)
+    else:
+        if op.Equal(padding, 2):
+            reflected, reflect_grad = ReflectCoordinates(coord, size, align_corners)
+            padded, clip_grad = ClipCoordinates(reflected, size)
+            grad = op.Mul(reflect_grad, clip_grad)
+        else:
+            padded = op.Identity(coord)
+            grad = op.CastLike(op.Expand(1.0, op.Shape(coord)), coord)
     return SafeDowngrade(padded), grad
 
 
@@ -96,35 +101,38 @@ def AxisTaps(coord, size, align_corners, padding, interpolation):
     nearest pad the coordinate, bicubic pads every tap (as aten).
     """
     pixel, mult = Unnormalize(coord, size, align_corners)
-    last = op.Constant(value_ints=[-1])
+    taps_axis = op.Constant(value_ints=[1])
     if op.Equal(interpolation, 2):
         finite = op.Not(op.Or(op.IsNaN(pixel), op.IsInf(pixel)))  # a non-finite point reads nothing
         zero = op.CastLike(0.0, pixel)
         safe = op.Where(finite, pixel, zero)
         base = op.Floor(safe)
-        coeffs, coeff_grads = CubicCoefficients(op.Sub(safe, base))
+        coeffs, coeff_grads = CubicCoefficients(op.Sub(safe, base))  # [N, P, 4]
         offsets = op.CastLike(op.Constant(value_floats=[-1.0, 0.0, 1.0, 2.0]), pixel)
-        taps, unused = ApplyPadding(op.Add(op.Unsqueeze(base, last), offsets), size, padding, align_corners)
-        finite_taps = op.Unsqueeze(finite, last)
-        weights = op.Where(finite_taps, coeffs, zero)
-        slopes = op.Where(finite_taps, op.Neg(coeff_grads), zero)
+        taps, unused = ApplyPadding(op.Add(op.Unsqueeze(base, taps_axis), op.Unsqueeze(offsets, taps_axis)), size,
+                                    padding, align_corners)
+        finite_taps = op.Unsqueeze(finite, taps_axis)
+        weights = op.Where(finite_taps, op.Transpose(coeffs, perm=[0, 2, 1]), zero)
+        slopes = op.Where(finite_taps, op.Neg(op.Transpose(coeff_grads, perm=[0, 2, 1])), zero)
         scale = mult
     else:
         padded, pad_grad = ApplyPadding(pixel, size, padding, align_corners)
         scale = op.Mul(mult, pad_grad)
         if op.Equal(interpolation, 1):
-            taps = op.Unsqueeze(op.Round(padded), last)
-            weights = op.Unsqueeze(op.CastLike(op.Expand(1.0, op.Shape(padded)), padded), last)
-            slopes = op.Sub(weights, weights)
+            taps = op.Unsqueeze(op.Round(padded), taps_axis)
+            weights = op.CastLike(op.Expand(1.0, op.Shape(taps)), taps)
+            slopes = op.CastLike(op.Expand(0.0, op.Shape(taps)), taps)
         else:
             low = op.Floor(padded)
             high = op.Add(low, 1.0)
-            taps = op.Concat(op.Unsqueeze(low, last), op.Unsqueeze(high, last), axis=-1)
-            weights = op.Concat(op.Unsqueeze(op.Sub(high, padded), last), op.Unsqueeze(op.Sub(padded, low), last), axis=-1)
-            # d weight / d pixel: -1 for the low tap, +1 for the high one, broadcast over the points
-            slopes = op.Add(op.Sub(weights, weights), op.CastLike(op.Constant(value_floats=[-1.0, 1.0]), weights))
-    return (op.Transpose(taps, perm=[0, 2, 1]), op.Transpose(weights, perm=[0, 2, 1]),
-            op.Transpose(slopes, perm=[0, 2, 1]), scale)
+            taps = op.Concat(op.Unsqueeze(low, taps_axis), op.Unsqueeze(high, taps_axis), axis=1)
+            weights = op.Concat(op.Unsqueeze(op.Sub(high, padded), taps_axis),
+                                op.Unsqueeze(op.Sub(padded, low), taps_axis), axis=1)
+            # d weight / d pixel: -1 for the low tap, +1 for the high one (an Expand: a broadcast Add along a
+            # last axis of 2 cost onnxruntime 9 ns an element)
+            slopes = op.CastLike(op.Expand(op.Unsqueeze(op.Constant(value_floats=[-1.0, 1.0]), taps_axis),
+                                           op.Shape(taps)), taps)
+    return taps, weights, slopes, scale
 
 
 @helper
@@ -271,5 +279,6 @@ def GridTapGradients(input, grad_output, flat, weight, slopes):
     else:  # nearest: weight 1 where inside, and the outside taps land on the spare pixel
         sum_planes = ScatterOverPlanes(g_planes, keys, pixels)
         dot = op.Expand(zero, op.Shape(weight))
-    grad_input = op.CastLike(op.Reshape(sum_planes, op.Shape(input), allowzero=1), input)
+    # cast before the reshape: onnxruntime drops a float-to-float Cast unless it writes a graph output
+    grad_input = op.Reshape(op.CastLike(sum_planes, input), op.Shape(input), allowzero=1)
     return grad_input, dot
