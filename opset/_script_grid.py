@@ -274,7 +274,7 @@ def SumRuns(g_points, weights, order, last, before, lead, block):
     m mod P). The taps' contribution rows are summed by a prefix sum, and each pixel takes the difference of
     the prefix at the two ends of its run. The prefix is kept exact in float32 by blocks: a running sum within
     blocks of `block` taps (order holds whole blocks), the blocks' totals summed in double (a float32 running
-    total over P T rows would lose the digits of a pixel's short run).
+    total over P T rows would lose the digits of a pixel's short run: 1e-3 of the gradient of a sum).
     """
     batch = op.Shape(weights, start=0, end=1)
     points = op.Shape(g_points, start=1, end=2)
@@ -294,15 +294,23 @@ def SumRuns(g_points, weights, order, last, before, lead, block):
                       op.Constant(value_int=2))  # running sums within each block
     outer = op.CumSum(op.Cast(op.Gather(inner, op.Sub(block[0], 1), axis=2), to=onnx.TensorProto.DOUBLE),
                       op.Constant(value_int=1), exclusive=1)  # the blocks before, in double
+    # ... kept as two floats, high + low (double's digits; the pixels' gathers and sums then run in float32,
+    # in parallel: a Cast from double runs on one thread in onnxruntime)
+    high = op.CastLike(outer, inner)
+    low = op.CastLike(op.Sub(outer, op.Cast(high, to=onnx.TensorProto.DOUBLE)), inner)
     inner_rows = op.Reshape(inner, op.Concat(op.Mul(batch, padded), channels, axis=0), allowzero=1)
-    outer_rows = op.Reshape(outer, op.Concat(op.Mul(batch, blocks), channels, axis=0), allowzero=1)
+    block_rows = op.Concat(op.Mul(batch, blocks), channels, axis=0)
+    high_rows = op.Reshape(high, block_rows, allowzero=1)
+    low_rows = op.Reshape(low, block_rows, allowzero=1)
     row_of = op.Unsqueeze(op.Mul(item, padded[0]), axis1)
     block_of = op.Unsqueeze(op.Mul(item, blocks[0]), axis1)
     within = op.Sub(op.Gather(inner_rows, op.Add(last, row_of), axis=0),
                     op.Gather(inner_rows, op.Add(before, row_of), axis=0))
-    across = op.Sub(op.Gather(outer_rows, op.Add(op.Div(last, block), block_of), axis=0),
-                    op.Gather(outer_rows, op.Add(op.Div(before, block), block_of), axis=0))
-    return op.Add(op.CastLike(across, within), within)
+    last_block = op.Add(op.Div(last, block), block_of)
+    before_block = op.Add(op.Div(before, block), block_of)
+    across = op.Add(op.Sub(op.Gather(high_rows, last_block, axis=0), op.Gather(high_rows, before_block, axis=0)),
+                    op.Sub(op.Gather(low_rows, last_block, axis=0), op.Gather(low_rows, before_block, axis=0)))
+    return op.Add(across, within)
 
 
 @helper
@@ -353,7 +361,9 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
             taps = op.Shape(keys, start=1, end=2)
             padded = op.Mul(op.Add(op.Div(taps, block), 1), block)  # whole blocks after `lead` sentinels,
             lead = op.Sub(padded, taps)  # at least 1: the prefix before every run is a real row
-            if op.And(box, op.Greater(points[0], 0)):
+            # box taps when the extended image is at most twice the points: SortBoxTaps keeps [N, T, S'] counts,
+            # as large as the tap keys then (a small grid over a large image sorts its few taps instead)
+            if op.And(box, op.And(op.Greater(points[0], 0), op.LessOrEqual(extent[0], op.Mul(points[0], 2)))):
                 order, last, before = SortBoxTaps(base, offsets, real, extent, lead, padded)
             else:
                 order, last, before = SortTapsByKey(keys, pixels, lead, padded)

@@ -25,9 +25,15 @@ GRID = {2: ("GridSampler2DGrad", ("grad_output", "input", "grid"), ["grad_input"
 POINT = GRID[2][5]
 
 
-def _inputs(seed=0, spatial=2):
+# more points than half the pixels with their margins: the functions sort box taps (SortBoxTaps) for bilinear
+# and bicubic with zeros padding, not tap keys
+DENSE = {2: ((3, 3), (8, 8)), 3: ((2, 2, 2), (5, 5, 5))}
+
+
+def _inputs(seed=0, spatial=2, dense=False):
     rng = np.random.default_rng(seed)
     _, _, _, sizes, out, _ = GRID[spatial]
+    sizes, out = DENSE[spatial] if dense else (sizes, out)
     return (rng.standard_normal((N, C, *out)).astype(np.float32), rng.standard_normal((N, C, *sizes)).astype(np.float32),
             rng.uniform(-0.9, 0.9, (N, *out, spatial)).astype(np.float32))
 
@@ -66,14 +72,14 @@ def _expected(value, axis, attrs, go, x, grid):
     return gi, gg, (axis,)
 
 
-def _check_hostile(interp, padding, corners, name, axis, path, spatial):
+def _check_hostile(interp, padding, corners, name, axis, path, spatial, dense=False):
     attrs = dict(interpolation_mode=interp, padding_mode=padding, align_corners=corners)
     point = GRID[spatial][5]
-    go, x, grid = _inputs(spatial=spatial)
+    go, x, grid = _inputs(spatial=spatial, dense=dense)
     grid[point + (axis,)] = SPECIAL[name]
     gi, gg = _run(path, go, x, grid, attrs)
     assert np.isfinite(gi).all() and np.isfinite(gg).all()
-    want_gi, want_gg, flat_axes = _expected(SPECIAL[name], axis, attrs, go, x, _inputs(spatial=spatial)[2])
+    want_gi, want_gg, flat_axes = _expected(SPECIAL[name], axis, attrs, go, x, _inputs(spatial=spatial, dense=dense)[2])
     np.testing.assert_allclose(gi, want_gi, rtol=1e-5, atol=1e-5)
     other = [a for a in range(spatial) if a not in flat_axes]
     if flat_axes:  # clamped to the edge: that axis's gradient vanishes, the others follow the edge point
@@ -105,6 +111,18 @@ HOSTILE_3D = [(i, p, c, name, axis) for (i, p, c), name, axis in itertools.produ
 def test_hostile_grid_coordinate_3d(interp, padding, corners, name, axis, path):
     """GridSampler3DGrad, the same documented behaviour along x, y and z (z indexes D)."""
     _check_hostile(interp, padding, corners, name, axis, path, 3)
+
+
+HOSTILE_BOX = [(spatial, i, p, c, name, axis) for spatial, (i, p, c), name, axis in itertools.product(
+    [2, 3], itertools.product(["bilinear", "bicubic"], ["zeros", "border", "reflection"], [0, 1]), SPECIAL, [0, 1, 2])
+    if (spatial, i) != (3, "bicubic") and axis < spatial]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("spatial,interp,padding,corners,name,axis", HOSTILE_BOX)
+def test_hostile_grid_coordinate_among_dense_points(spatial, interp, padding, corners, name, axis, path):
+    """The same with more points than pixels, where the functions sort box taps instead of tap keys."""
+    _check_hostile(interp, padding, corners, name, axis, path, spatial, dense=True)
 
 
 TORCH_DEFINED = [(i, p, name) for i, p, name in itertools.product(["bilinear", "nearest"], ["zeros", "border"], SPECIAL)
