@@ -156,20 +156,36 @@ def AxisIndex(taps, weights, size, rows):
 
 @helper
 @script(HELPERS, default_opset=op)
-def ScatterOverPlanes(contributions, keys, pixels):
-    """contributions [N, C, M] added at keys [N, M] (in [0, S]; S a spare pixel, dropped): planes [N, C, S].
+def ScatterOverPlanes(contributions, keys, length):
+    """contributions [N, C, M] added at keys [N, M] (in [0, length)): planes [N, C, length].
     ScatterElements, element by element and in order; int32 indices where they fit (a third faster: the
     index tensor, repeated over C, is the largest input)."""
     shape = op.Shape(contributions)
-    zeros = op.Expand(op.CastLike(0.0, contributions), op.Concat(op.Shape(contributions, start=0, end=2),
-                                                                  op.Add(pixels, 1), axis=0))
+    zeros = op.Expand(op.CastLike(0.0, contributions), op.Concat(op.Shape(contributions, start=0, end=2), length,
+                                                                  axis=0))
     where = op.Unsqueeze(keys, op.Constant(value_ints=[1]))
-    if op.Less(pixels, op.Constant(value_ints=[2147483647])):  # INT32_MAX: S fits
+    if op.Less(length, op.Constant(value_ints=[2147483647])):  # INT32_MAX: the keys fit
         planes = op.ScatterElements(zeros, op.Expand(op.Cast(where, to=onnx.TensorProto.INT32), shape),
                                     contributions, axis=2, reduction="add")
     else:
         planes = op.ScatterElements(zeros, op.Expand(where, shape), contributions, axis=2, reduction="add")
-    return op.Slice(planes, op.Constant(value_ints=[0]), pixels, op.Constant(value_ints=[2]))
+    return planes
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def ScatterIntoImage(contributions, keys, input):
+    """ScatterOverPlanes into an image of input's shape and type: keys [N, M] in [0, S], S (outside) dropped.
+    The planes get a spare column (the outside taps land in row 0's), so one Slice gives the image: no copy
+    after it (a Reshape writing a function's output copies)."""
+    pixels = op.ReduceProd(op.Shape(input, start=2), keepdims=1)
+    width = op.Shape(input, start=-1)
+    inside = op.Less(keys, pixels)
+    row_keys = op.Where(inside, op.Add(keys, op.Div(keys, op.Max(width, op.Constant(value_ints=[1])))), width)
+    planes = ScatterOverPlanes(contributions, row_keys, op.Add(pixels, op.Div(pixels, width)))
+    rows = op.Reshape(op.CastLike(planes, input), op.Concat(op.Shape(input, start=0, end=-1), op.Add(width, 1),
+                                                            axis=0), allowzero=1)
+    return op.Slice(rows, op.Constant(value_ints=[0]), width, op.Constant(value_ints=[-1]))
 
 
 @helper
@@ -355,7 +371,7 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
             contributions = op.Reshape(op.Mul(op.Unsqueeze(g_planes, op.Constant(value_ints=[2])), op.Unsqueeze(
                 op.Reshape(weights, op.Concat(batch, per_point, points, axis=0), allowzero=1), op.Constant(
                     value_ints=[1]))), op.Concat(batch, channels, op.Shape(keys, start=1), axis=0), allowzero=1)
-            sum_planes = ScatterOverPlanes(contributions, keys, pixels)
+            grad_input = ScatterIntoImage(contributions, keys, input)
         else:
             block = op.Constant(value_ints=[32])
             taps = op.Shape(keys, start=1, end=2)
@@ -367,7 +383,8 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
                 order, last, before = SortBoxTaps(base, offsets, real, extent, lead, padded)
             else:
                 order, last, before = SortTapsByKey(keys, pixels, lead, padded)
-            sum_planes = op.Transpose(SumRuns(g_points, weights, order, last, before, lead, block), perm=[0, 2, 1])
+            grad_input = op.Reshape(op.CastLike(op.Transpose(SumRuns(g_points, weights, order, last, before, lead, block),
+                                                         perm=[0, 2, 1]), input), op.Shape(input), allowzero=1)
         # the grid gradient's dot: rows [N (S + 1), C] of the image and a zero row (the spare pixel) gathered
         # at each point's taps [N, P, T], times the point's gradient row
         item = op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1))
@@ -383,8 +400,8 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
         dot = op.Reshape(op.Transpose(op.Squeeze(products, op.Constant(value_ints=[3])), perm=[0, 2, 1]),
                          op.Shape(weight), allowzero=1)
     else:  # nearest: weight 1 where inside, and the outside taps land on the spare pixel
-        sum_planes = ScatterOverPlanes(g_planes, keys, pixels)
+        grad_input = ScatterIntoImage(g_planes, keys, input)
         dot = op.Expand(zero, op.Shape(weight))
-    # cast before the reshape: onnxruntime drops a float-to-float Cast unless it writes a graph output
-    grad_input = op.Reshape(op.CastLike(sum_planes, input), op.Shape(input), allowzero=1)
+    # (each branch casts before its last reshape or slice: onnxruntime drops a float-to-float Cast unless it
+    # writes a graph output)
     return grad_input, dot
