@@ -142,16 +142,13 @@ def AxisIndex(taps, weights, size, rows):
 
     A tap outside [0, size - 1] gets weight 0 and position `rows` (int64), the number of rows of this axis's
     length in the input (S / stride): a flat index built with it is S or more, the spare pixel. Masking per
-    axis keeps every select off the [N, taps, P] tensors, and the mask is a lookup in tables of size + 2
-    entries, the outside taps clipped onto the first and last (onnxruntime's Where costs 5 ns an element,
-    a Gather from a small table about 1). The taps are finite: SafeDowngrade or a zero weight.
+    axis keeps every select off the [N, taps, P] tensors; here the weights are multiplied by the mask and
+    one Where picks the positions (onnxruntime's Where costs 5 ns an element, a lookup in a small table as
+    much: this form takes half the time of either). The taps are finite: SafeDowngrade or a zero weight.
     """
-    length = op.Cast(size, to=onnx.TensorProto.INT64)
-    at = op.Add(op.Cast(op.Min(op.Max(taps, op.CastLike(-1.0, taps)), size), to=onnx.TensorProto.INT64), 1)
-    index = op.Concat(rows, op.Range(op.Constant(value_int=0), length[0], op.Constant(value_int=1)), rows, axis=0)
-    zero = op.CastLike(op.Constant(value_floats=[0.0]), weights)
-    inside = op.Concat(zero, op.CastLike(op.Expand(1.0, length), weights), zero, axis=0)
-    return op.Gather(index, at, axis=0), op.Mul(weights, op.Gather(inside, at, axis=0))
+    inside = op.And(op.GreaterOrEqual(taps, op.CastLike(0.0, taps)), op.LessOrEqual(taps, op.Sub(size, 1.0)))
+    at = op.Cast(op.Min(op.Max(taps, op.CastLike(-1.0, taps)), size), to=onnx.TensorProto.INT64)  # int64-safe
+    return op.Where(inside, at, rows), op.Mul(weights, op.CastLike(inside, weights))
 
 
 @helper
