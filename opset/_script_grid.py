@@ -382,19 +382,21 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
                 order, last, before = SortTapsByKey(keys, pixels, lead, padded)
             grad_input = op.Reshape(op.CastLike(op.Transpose(SumRuns(g_points, weights, order, last, before, lead, block),
                                                          perm=[0, 2, 1]), input), op.Shape(input), allowzero=1)
-        # the grid gradient's dot: rows [N (S + 1), C] of the image and a zero row (the spare pixel) gathered
-        # at each point's taps [N, P, T], times the point's gradient row
+        # the grid gradient's dot: rows [N S, C] of the image gathered at each point's taps [N, P, T] (an outside
+        # tap reads the last pixel, and its dot is then set to 0: a Where on [N, P, T] costs less than a Concat
+        # of a zero row onto the image), times the point's gradient row
         item = op.Range(op.Constant(value_int=0), batch[0], op.Constant(value_int=1))
-        spare_rows = op.Expand(zero, op.Concat(batch, op.Constant(value_ints=[1]), channels, axis=0))
-        image_rows = op.Reshape(op.Concat(op.Transpose(op.Reshape(ToOpmath(input), op.Concat(
-            batch, channels, pixels, axis=0), allowzero=1), perm=[0, 2, 1]), spare_rows, axis=1),
-            op.Concat(op.Mul(batch, op.Add(pixels, 1)), channels, axis=0), allowzero=1)
+        image_rows = op.Reshape(op.Transpose(op.Reshape(ToOpmath(input), op.Concat(batch, channels, pixels, axis=0),
+                                                        allowzero=1), perm=[0, 2, 1]),
+                                op.Concat(op.Mul(batch, pixels), channels, axis=0), allowzero=1)
         by_point = op.Transpose(op.Reshape(keys, op.Concat(batch, per_point, points, axis=0), allowzero=1),
                                 perm=[0, 2, 1])
-        rows = op.Add(by_point, op.Unsqueeze(op.Mul(item, op.Add(pixels, 1)), op.Constant(value_ints=[1, 2])))
+        rows = op.Add(op.Min(by_point, op.Sub(pixels, 1)),
+                      op.Unsqueeze(op.Mul(item, pixels), op.Constant(value_ints=[1, 2])))
         read = op.Gather(image_rows, rows, axis=0)  # [N, P, T, C]
-        products = op.MatMul(read, op.Unsqueeze(g_points, op.Constant(value_ints=[3])))  # [N, P, T, 1]
-        dot = op.Reshape(op.Transpose(op.Squeeze(products, op.Constant(value_ints=[3])), perm=[0, 2, 1]),
+        products = op.Squeeze(op.MatMul(read, op.Unsqueeze(g_points, op.Constant(value_ints=[3]))),
+                              op.Constant(value_ints=[3]))  # [N, P, T]
+        dot = op.Reshape(op.Transpose(op.Where(op.Less(by_point, pixels), products, zero), perm=[0, 2, 1]),
                          op.Shape(weight), allowzero=1)
     else:  # nearest: weight 1 where inside, and the outside taps land on the spare pixel
         grad_input = ScatterIntoImage(g_planes, keys, input)
