@@ -153,7 +153,7 @@ def _grid_cases():
         "many_channels": (1, 160, 5, 6, 4, 5, uniform_grid(1.2), ALL_DTYPES),
         # more points than half the pixels with their margins: the functions' box-tap sort (SortBoxTaps) for
         # bilinear and bicubic with zeros padding; the layouts above sort tap keys
-        "dense": (2, 3, 3, 4, 10, 9, uniform_grid(1.3), ("float32", "float64")),
+        "dense": (2, 3, 3, 4, 10, 9, uniform_grid(1.3), ALL_DTYPES),
         "dense_on_pixels": (1, 2, 3, 3, 8, 8, ON_PIXELS, ("float32", "float64")),
     }
     cases = []
@@ -408,7 +408,7 @@ def _grid3d_cases():
         "many_periods": (1, 2, 3, 4, 5, 2, 3, 4, uniform_grid(7.0), ("float32", "float64")),
         "one_voxel_input": (2, 2, 1, 1, 1, 2, 3, 2, uniform_grid(1.5), ("float32", "float64")),
         # the functions' box-tap sort (more points than half the voxels with their margins)
-        "dense": (2, 2, 2, 2, 2, 5, 5, 5, uniform_grid(1.2), ("float32", "float64")),
+        "dense": (2, 2, 2, 2, 2, 5, 5, 5, uniform_grid(1.2), ALL_DTYPES),
         "dense_on_voxels": (1, 2, 2, 2, 2, 5, 5, 5, ON_PIXELS, ("float32", "float64")),
     }
     cases = []
