@@ -533,8 +533,67 @@ void GridBothTask(const GridJob& job, int64_t b) {
 }
 
 #if RG_ISA_LEVEL == 2
-// NearestIndex's flat pixel (plane: outside) of 16 2-D float points (x, y pairs) at once, zeros or border padding
-// (reflection's fmod has no vector form): the same operations in the same order per lane, so the same pixels.
+// fmod(x, period) of 16 floats x >= +0 or -0 (or NaN: any result), period an integer-valued float >= 1, exactly as
+// std::fmod: in double x / period never rounds up to the next integer (x has 24 bits, the quotient's gap to it is
+// at least 2^-25 of it) nor down across one, so the floor is the true quotient q, and q * period and x - q * period
+// (|x| < 2^25: see Reflect) are exact; the sign bit of x puts back fmod's -0 for -0.
+inline __m512 ExactFmod16(__m512 x, float period) {
+  const __m512d divisor = _mm512_set1_pd(period);
+  auto half = [&](__m256 part) {  // the masked forms: GCC 12 warns on the plain ones' undefined source
+    const __m512d wide = _mm512_maskz_cvtps_pd(0xFF, part);
+    const __m512d quotient =
+        _mm512_maskz_roundscale_pd(0xFF, _mm512_div_pd(wide, divisor), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    return _mm512_maskz_cvtpd_ps(0xFF, _mm512_sub_pd(wide, _mm512_mul_pd(quotient, divisor)));
+  };
+  const __m512 rest = _mm512_insertf32x8(_mm512_castps256_ps512(half(_mm512_maskz_extractf32x8_ps(0xFF, x, 0))),
+                                         half(_mm512_maskz_extractf32x8_ps(0xFF, x, 1)), 1);
+  return _mm512_or_ps(rest, _mm512_and_ps(x, _mm512_set1_ps(-0.0f)));
+}
+
+// NearestIndex's rounded pixel coordinate of 16 float grid coordinates along one axis (the inside test is the
+// caller's): Unnormalize, Pad and nearbyint with the same operations in the same order per lane, so the same
+// values; reflection's fmod is ExactFmod16 (tests/native/nearest_pixels.cc compares every float against NearestIndex).
+template <Padding P>
+inline __m512 NearestAxis16(__m512 coord, int64_t size, bool align_corners) {
+  const __m512 one = _mm512_set1_ps(1), two = _mm512_set1_ps(2), zero = _mm512_setzero_ps();
+  const __m512 limit = _mm512_set1_ps(static_cast<float>(size - 1));
+  const __m512 shifted = _mm512_add_ps(coord, one);  // Unnormalize
+  __m512 c = align_corners
+                 ? _mm512_mul_ps(_mm512_div_ps(shifted, two), limit)
+                 : _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(shifted, _mm512_set1_ps(static_cast<float>(size))), one),
+                                 two);
+  if constexpr (P == Padding::kReflection) {  // Reflect
+    const int64_t twice_low = align_corners ? 0 : -1, twice_high = align_corners ? 2 * (size - 1) : 2 * size - 1;
+    if (twice_low == twice_high) {
+      c = zero;  // every coordinate, NaN too
+    } else {
+      const float low = static_cast<float>(twice_low) / 2, span = static_cast<float>(twice_high - twice_low) / 2;
+      const __mmask16 huge = ~_mm512_cmp_ps_mask(_mm512_abs_ps(c), _mm512_set1_ps(8388608.0f), _CMP_LE_OQ);
+      __m512 from_low = _mm512_sub_ps(c, _mm512_set1_ps(low));
+      const __mmask16 negative = _mm512_cmp_ps_mask(from_low, zero, _CMP_LT_OQ);
+      from_low = _mm512_mask_sub_ps(from_low, negative, zero, from_low);
+      const __m512 rest = ExactFmod16(from_low, 2 * span);
+      const __mmask16 back = _mm512_cmp_ps_mask(rest, _mm512_set1_ps(span), _CMP_GE_OQ);
+      c = _mm512_mask_blend_ps(back, _mm512_add_ps(rest, _mm512_set1_ps(low)),
+                               _mm512_add_ps(_mm512_sub_ps(_mm512_set1_ps(2 * span), rest), _mm512_set1_ps(low)));
+      c = _mm512_mask_blend_ps(huge, c, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+    }
+  }
+  if constexpr (P != Padding::kZeros) {  // Clip: <= 0 gives 0, else >= limit gives limit; NaN passes
+    const __mmask16 low = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
+    const __mmask16 high = _mm512_cmp_ps_mask(c, limit, _CMP_GE_OQ) & ~low;
+    c = _mm512_mask_blend_ps(high, _mm512_mask_blend_ps(low, c, zero), limit);
+  }
+  // SafeDowngrade: NaN, inf, >= 2^31 or < -2^31 give -100
+  const __mmask16 unsafe = _mm512_fpclass_ps_mask(c, 0x99) |  // QNaN, SNaN, +inf, -inf
+                           _mm512_cmp_ps_mask(c, _mm512_set1_ps(2147483647.0f), _CMP_GE_OQ) |
+                           _mm512_cmp_ps_mask(c, _mm512_set1_ps(-2147483648.0f), _CMP_LT_OQ);
+  c = _mm512_mask_blend_ps(unsafe, c, _mm512_set1_ps(-100));
+  // nearbyint, round half to even (the masked forms: GCC 12 warns on the plain ones' undefined source)
+  return _mm512_mask_roundscale_ps(zero, 0xFFFF, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+// NearestIndex's flat pixel (plane: outside) of 16 2-D float points (x, y pairs) at once.
 template <Padding P>
 inline void NearestPixels16(const float* xy, const int64_t* sizes, bool align_corners, int64_t plane, int32_t* out) {
   const __m512 a = _mm512_loadu_ps(xy), b = _mm512_loadu_ps(xy + 16);
@@ -543,26 +602,10 @@ inline void NearestPixels16(const float* xy, const int64_t* sizes, bool align_co
                            _mm512_permutex2var_ps(a, even, b)};                                          // x
   __m512i flat = _mm512_setzero_si512();
   __mmask16 inside = 0xFFFF;
-  const __m512 one = _mm512_set1_ps(1), two = _mm512_set1_ps(2), zero = _mm512_setzero_ps();
   for (int axis = 0; axis < 2; ++axis) {
-    const __m512 size = _mm512_set1_ps(static_cast<float>(sizes[axis]));
-    const __m512 limit = _mm512_set1_ps(static_cast<float>(sizes[axis] - 1));
-    const __m512 shifted = _mm512_add_ps(coord[axis], one);  // Unnormalize
-    __m512 c = align_corners ? _mm512_mul_ps(_mm512_div_ps(shifted, two), limit)
-                             : _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(shifted, size), one), two);
-    if constexpr (P == Padding::kBorder) {  // Clip: <= 0 gives 0, else >= limit gives limit; NaN passes
-      const __mmask16 low = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
-      const __mmask16 high = _mm512_cmp_ps_mask(c, limit, _CMP_GE_OQ) & ~low;
-      c = _mm512_mask_blend_ps(high, _mm512_mask_blend_ps(low, c, zero), limit);
-    }
-    // SafeDowngrade: NaN, inf, >= 2^31 or < -2^31 give -100
-    const __mmask16 unsafe = _mm512_fpclass_ps_mask(c, 0x99) |  // QNaN, SNaN, +inf, -inf
-                             _mm512_cmp_ps_mask(c, _mm512_set1_ps(2147483647.0f), _CMP_GE_OQ) |
-                             _mm512_cmp_ps_mask(c, _mm512_set1_ps(-2147483648.0f), _CMP_LT_OQ);
-    c = _mm512_mask_blend_ps(unsafe, c, _mm512_set1_ps(-100));
-    // nearbyint, round half to even (the masked forms: GCC 12 warns on the plain ones' undefined source)
-    c = _mm512_mask_roundscale_ps(zero, 0xFFFF, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    inside &= _mm512_cmp_ps_mask(c, zero, _CMP_GE_OQ) & _mm512_cmp_ps_mask(c, limit, _CMP_LE_OQ);
+    const __m512 c = NearestAxis16<P>(coord[axis], sizes[axis], align_corners);
+    inside &= _mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_GE_OQ) &
+              _mm512_cmp_ps_mask(c, _mm512_set1_ps(static_cast<float>(sizes[axis] - 1)), _CMP_LE_OQ);
     flat = _mm512_add_epi32(_mm512_mullo_epi32(flat, _mm512_set1_epi32(static_cast<int32_t>(sizes[axis]))),
                             _mm512_mask_cvttps_epi32(_mm512_setzero_si512(), 0xFFFF, c));
   }
@@ -599,7 +642,7 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
     constexpr Padding kPadding = decltype(padding)::value;
     int64_t p = 0;
 #if RG_ISA_LEVEL == 2
-    if constexpr (D == 2 && std::is_same_v<T, float> && kPadding != Padding::kReflection)
+    if constexpr (D == 2 && std::is_same_v<T, float>)
       for (; p + 16 <= points; p += 16)
         NearestPixels16<kPadding>(coords + 2 * p, job.sizes, job.align_corners, plane, pixel_at + p);
 #endif
