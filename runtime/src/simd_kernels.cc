@@ -255,6 +255,7 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
   // without, one thread), and a burst of prefetches for it fills the line buffers.
   const bool prefetch = w_out * static_cast<int64_t>(sizeof(T)) <= 2048;
   thread_local std::vector<A> row_buffer;
+  const ScratchScope scope(row_buffer);
   row_buffer.resize(w_out);
   A* sums = row_buffer.data();  // plain pointer: a thread_local costs a TLS lookup per access
   for (int64_t row = first; row < end; ++row) {
@@ -502,6 +503,7 @@ void TapsChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, int64_t coun
                const AccT<T>* image, T* out) {
   using A = AccT<T>;
   thread_local std::vector<A> point_sums;
+  const ScratchScope scope(point_sums);
   point_sums.assign(kGrid ? count * D : 0, A(0));
   A* sums = point_sums.data();  // plain pointer: a thread_local costs a TLS lookup per access
   const int64_t* flat = taps.flat.data();
@@ -545,6 +547,7 @@ void GridInputTask(const GridJob& job, int64_t task) {
   const int64_t width = c1 - c0, plane = job.plane, points = job.points;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> accumulated, gathered;
+  const ScratchScope scope(taps, accumulated, gathered);
   accumulated.assign(plane * width, A(0));
   gathered.resize(GridJob::kGridChunk * width);
   A* acc = accumulated.data();  // plain pointers: a thread_local costs a TLS lookup per access
@@ -569,6 +572,7 @@ void GridBothTask(const GridJob& job, int64_t b) {
   const int64_t channels = job.channels, plane = job.plane, points = job.points;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> accumulated, gathered, channels_last;
+  const ScratchScope scope(taps, accumulated, gathered, channels_last);
   accumulated.assign(plane * channels, A(0));
   gathered.resize(GridJob::kGridChunk * channels);
   channels_last.resize(plane * channels);
@@ -682,7 +686,8 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
   int32_t* pixels = job.nearest_pixel + b * (points + 1);
   int32_t* from = job.nearest_point + b * (points + 1);
   int32_t* bound = job.nearest_bound + b * (points + 1);
-  thread_local std::vector<int32_t> seen, later_pixel, later_point, later_rank;
+  thread_local std::vector<int32_t> seen, later_pixel, later_point, later_rank, pixel_of;
+  const ScratchScope scope(seen, later_pixel, later_point, later_rank, pixel_of);
   seen.assign(plane + 1, 0);  // points so far at each pixel (the last: the points outside)
   for (auto* list : {&later_pixel, &later_point, &later_rank}) list->resize(points + 1);
   std::fill(first, first + plane + 1, -1);
@@ -692,7 +697,6 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
   int64_t later = 0;
   // every point's pixel first (plane: outside; 16 points per AVX-512 step where NearestPixels16 applies), then the
   // walk over them in point order
-  thread_local std::vector<int32_t> pixel_of;
   pixel_of.resize(points);
   int32_t* pixel_at = pixel_of.data();
   auto find_pixels = [&](auto padding) {
@@ -784,6 +788,7 @@ void NearestInputTask(const GridJob& job, int64_t task) {
   const int32_t* bound = job.nearest_bound + b * (points + 1);
   const int64_t layers = job.nearest_layers[b];
   thread_local std::vector<A> scratch;
+  const ScratchScope scope(scratch);
   A* row = nullptr;
   if constexpr (!std::is_same_v<A, T>) {
     scratch.resize(plane);
@@ -826,6 +831,7 @@ void GridGridTask(const GridJob& job, int64_t task) {
   const int64_t count = std::min(GridJob::kGridChunk, job.points - p0), channels = job.channels, plane = job.plane;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> gathered;
+  const ScratchScope scope(taps, gathered);
   gathered.resize(count * channels);
   A* g = gathered.data();
   ChunkTaps<T, D, K>(job, b, p0, count, &taps);
