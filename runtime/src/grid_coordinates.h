@@ -190,6 +190,16 @@ struct PointTaps {
   int64_t inside_count = 0;
 };
 
+// PointTaps as scratch (kernel_common.h ScratchScope)
+template <typename A, int D>
+size_t ScratchBytes(const PointTaps<A, D>& taps) {
+  size_t bytes = ScratchBytes(taps.flat) + ScratchBytes(taps.weight) + ScratchBytes(taps.inside);
+  for (int a = 0; a < D; ++a) bytes += ScratchBytes(taps.slope[a]) + ScratchBytes(taps.mult[a]);
+  return bytes;
+}
+template <typename A, int D>
+void ReleaseScratch(PointTaps<A, D>& taps) { taps = PointTaps<A, D>(); }
+
 // sizes: the spatial sizes (D, H, W order); the grid holds (x, y[, z]): the last axis first. The mode follows from
 // D and K; the padding becomes a constant of the loop, so ComputeAxisTaps inlines with only its own branches (a call
 // per axis with both as variables was half the taps' time).

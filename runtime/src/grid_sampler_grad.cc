@@ -174,11 +174,10 @@ struct GridSamplerGrad {
         // Nearest: the gather tables once per batch item, then about 32 blocks of channels (no vectors over
         // channels here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
         // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other. The
-        // tables are kept per calling thread: fresh ones cost page faults every run. Up to 16 MB of them stay
-        // for the next run; larger ones are freed after this one (a big input must not pin its tables for good).
-        constexpr size_t kKeptTableInts = size_t{4} << 20;
+        // tables are the calling thread's scratch for the run (kernel_common.h ScratchScope).
         thread_local std::vector<int32_t> first, pixel, point, bound;
         thread_local std::vector<int64_t> layers;
+        const ScratchScope scope(first, pixel, point, bound, layers);
         first.resize(job.batch * (job.plane + 1));
         for (auto* table : {&pixel, &point, &bound}) table->resize(job.batch * (job.points + 1));
         layers.resize(job.batch);
@@ -191,8 +190,6 @@ struct GridSamplerGrad {
         const int64_t blocks = std::min<int64_t>(job.channels, (32 + job.batch - 1) / job.batch);
         job.block = (job.channels + blocks - 1) / blocks;
         run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);
-        if (first.capacity() + 3 * pixel.capacity() > kKeptTableInts)
-          for (auto* table : {&first, &pixel, &point, &bound}) std::vector<int32_t>().swap(*table);
         return;
       }
       if (grad_input) run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);

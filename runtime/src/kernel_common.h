@@ -13,6 +13,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -145,6 +146,39 @@ void ParallelFor(const OrtApi* api, OrtKernelContext* context, size_t total, dou
   Check(api, ort::Get<ort::KernelContext_ParallelForFn>(api, ort::kKernelContext_ParallelFor)(
                  context, trampoline, tasks, 0, &group));
 }
+
+// ----------------------------------------------------------------------------- scratch
+
+// Per-thread scratch: the buffers of a task are thread_local vectors, kept for the thread's next task because fresh
+// memory costs a page fault per 4 KB on every run, but freed when the scope that uses them (a task, a run) ends with
+// them past kScratchCapBytes together, so that one large input does not pin its memory for as long as the thread
+// lives. The loops take plain pointers to them: a thread_local costs a TLS lookup per access.
+//   thread_local std::vector<float> sums;
+//   const ScratchScope scope(sums);
+//   sums.resize(n);
+//   float* s = sums.data();
+constexpr size_t kScratchCapBytes = size_t{16} << 20;
+
+template <typename T>
+size_t ScratchBytes(const std::vector<T>& buffer) { return buffer.capacity() * sizeof(T); }
+template <typename T>
+void ReleaseScratch(std::vector<T>& buffer) { std::vector<T>().swap(buffer); }
+
+template <typename... Buffers>
+class ScratchScope {
+ public:
+  explicit ScratchScope(Buffers&... buffers) : buffers_(buffers...) {}
+  ScratchScope(const ScratchScope&) = delete;
+  ScratchScope& operator=(const ScratchScope&) = delete;
+  ~ScratchScope() {
+    std::apply([](auto&... buffer) {
+      if ((ScratchBytes(buffer) + ... + size_t{0}) > kScratchCapBytes) (ReleaseScratch(buffer), ...);
+    }, buffers_);
+  }
+
+ private:
+  std::tuple<Buffers&...> buffers_;
+};
 
 // ----------------------------------------------------------------------------- descriptor
 

@@ -255,6 +255,7 @@ void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end)
   // without, one thread), and a burst of prefetches for it fills the line buffers.
   const bool prefetch = w_out * static_cast<int64_t>(sizeof(T)) <= 2048;
   thread_local std::vector<A> row_buffer;
+  const ScratchScope scope(row_buffer);
   row_buffer.resize(w_out);
   A* sums = row_buffer.data();  // plain pointer: a thread_local costs a TLS lookup per access
   for (int64_t row = first; row < end; ++row) {
@@ -318,9 +319,12 @@ inline A DotChannels(const A* __restrict a, const A* __restrict b, int64_t count
     if constexpr (kAdd) dst[c] += w * b[c];
     part[l] += a[c] * b[c];
   }
-  for (int step = 8; step > 0; step /= 2)
-    for (int l = 0; l < step; ++l) part[l] += part[l + step];
-  return part[0];
+  // the halving folds written out, each a constant count: GCC left the loop over the steps a loop, through the
+  // stack with a store forwarded per add (a quarter of the bilinear tap loop's time); the same adds in the same order
+  for (int l = 0; l < 8; ++l) part[l] += part[l + 8];
+  for (int l = 0; l < 4; ++l) part[l] += part[l + 4];
+  for (int l = 0; l < 2; ++l) part[l] += part[l + 2];
+  return part[0] + part[1];
 }
 
 #if RG_ISA_LEVEL >= 1
@@ -345,11 +349,52 @@ inline void Transpose8x8(const float* src, int64_t src_stride, float* dst, int64
 }
 #endif
 
+#if RG_ISA_LEVEL == 2
+// A 16 x 16 block of floats transposed in registers (moves only), a whole 64-byte line per row each way: 8 x 8's two
+// in-lane stages, then two stages of 128-bit lane moves (the masked forms: GCC 12 warns on the plain ones' undefined
+// source). kStream: the rows stored past the caches (64-byte aligned rows).
+template <bool kStream>
+inline void Transpose16x16(const float* src, int64_t src_stride, float* dst, int64_t dst_stride) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * src_stride);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(0xFFFF, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(0xFFFF, r[i], r[i + 1]);
+  }
+  // r[4 g + q], 128-bit lane l: column 4 l + q of rows 4 g .. 4 g + 3
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int q = 0; q < 4; ++q) {  // 0x88: lanes 0 and 2 of each source, 0xDD: lanes 1 and 3
+    t[q] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[q], r[4 + q], 0x88);
+    t[4 + q] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[q], r[4 + q], 0xDD);
+    t[8 + q] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[8 + q], r[12 + q], 0x88);
+    t[12 + q] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[8 + q], r[12 + q], 0xDD);
+  }
+  auto store = [&](int row, __m512 v) {
+    if constexpr (kStream) _mm512_stream_ps(dst + row * dst_stride, v);
+    else _mm512_storeu_ps(dst + row * dst_stride, v);
+  };
+  for (int q = 0; q < 4; ++q) {
+    store(q, _mm512_maskz_shuffle_f32x4(0xFFFF, t[q], t[8 + q], 0x88));
+    store(8 + q, _mm512_maskz_shuffle_f32x4(0xFFFF, t[q], t[8 + q], 0xDD));
+    store(4 + q, _mm512_maskz_shuffle_f32x4(0xFFFF, t[4 + q], t[12 + q], 0x88));
+    store(12 + q, _mm512_maskz_shuffle_f32x4(0xFFFF, t[4 + q], t[12 + q], 0xDD));
+  }
+}
+#endif
+
 // dst[j * dst_stride + i] = convert(src[i * src_stride + j]) for i < rows, j < cols, in 16 x 16 tiles whose
 // inner loop runs along the side with the larger stride: a power-of-two stride (a 64 x 64 plane) puts every
 // line of a strided run in one L1 set, and a naive loop was 80 % of the grid sampler's time. Float to float
-// goes 8 x 8 blocks at a time in registers where the set has them.
-template <typename S, typename D, typename Convert>
+// goes 8 x 8 blocks at a time in registers where the set has them, a whole tile at once with AVX-512.
+// kStream: dst is an output not read again here, its rows stored past the caches where they are 64-byte lines
+// (AVX-512): a store that misses the caches first reads the line it overwrites (8x64x64x64 bilinear, one thread:
+// 7.0 -> 6.2 ms with the 16 x 16 tiles).
+template <bool kStream = false, typename S, typename D, typename Convert>
 __attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_stride, D* __restrict dst,
                                          int64_t dst_stride, int64_t rows, int64_t cols, Convert convert) {
   constexpr int64_t kTile = 16;
@@ -367,6 +412,16 @@ __attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_st
           // a strided destination row's line (16 floats) is written whole before the next: the tile's 16 rows of a
           // power-of-two stride share one L1 set, and half-written lines were evicted and fetched again
           const int64_t bands = (i1 - i0) / 8 * 8;
+#if RG_ISA_LEVEL == 2
+          if (bands == kTile) {
+            float* to = dst + j0 * dst_stride + i0;
+            if (kStream && reinterpret_cast<uintptr_t>(to) % 64 == 0 && dst_stride % 16 == 0)
+              Transpose16x16<true>(src + i0 * src_stride + j0, src_stride, to, dst_stride);
+            else
+              Transpose16x16<false>(src + i0 * src_stride + j0, src_stride, to, dst_stride);
+            continue;
+          }
+#endif
           if (along_source) {
             for (; i_done < i0 + bands; i_done += 8)
               for (int64_t j = j0; j < j1; j += 8)
@@ -389,6 +444,9 @@ __attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_st
       }
     }
   }
+#if RG_ISA_LEVEL == 2
+  if constexpr (kStream) _mm_sfence();  // the streamed rows reach memory before the task ends
+#endif
 }
 
 template <typename A>
@@ -445,6 +503,7 @@ void TapsChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, int64_t coun
                const AccT<T>* image, T* out) {
   using A = AccT<T>;
   thread_local std::vector<A> point_sums;
+  const ScratchScope scope(point_sums);
   point_sums.assign(kGrid ? count * D : 0, A(0));
   A* sums = point_sums.data();  // plain pointer: a thread_local costs a TLS lookup per access
   const int64_t* flat = taps.flat.data();
@@ -488,6 +547,7 @@ void GridInputTask(const GridJob& job, int64_t task) {
   const int64_t width = c1 - c0, plane = job.plane, points = job.points;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> accumulated, gathered;
+  const ScratchScope scope(taps, accumulated, gathered);
   accumulated.assign(plane * width, A(0));
   gathered.resize(GridJob::kGridChunk * width);
   A* acc = accumulated.data();  // plain pointers: a thread_local costs a TLS lookup per access
@@ -500,7 +560,7 @@ void GridInputTask(const GridJob& job, int64_t task) {
     TapsChunk<true, false, T, D, K>(taps, g, count, width, acc, nullptr, nullptr);
   }
   T* out = static_cast<T*>(job.grad_input) + (b * job.channels + c0) * plane;
-  Transpose(acc, width, out, plane, plane, width, StoreAs<T>());
+  Transpose<true>(acc, width, out, plane, plane, width, StoreAs<T>());
 }
 
 // Both gradients of one batch item when one block holds every channel: the taps and the channels-last
@@ -512,6 +572,7 @@ void GridBothTask(const GridJob& job, int64_t b) {
   const int64_t channels = job.channels, plane = job.plane, points = job.points;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> accumulated, gathered, channels_last;
+  const ScratchScope scope(taps, accumulated, gathered, channels_last);
   accumulated.assign(plane * channels, A(0));
   gathered.resize(GridJob::kGridChunk * channels);
   channels_last.resize(plane * channels);
@@ -528,13 +589,72 @@ void GridBothTask(const GridJob& job, int64_t b) {
     Transpose(go + p0, points, g, channels, channels, count, LoadAs<A>());
     TapsChunk<true, true, T, D, K>(taps, g, count, channels, acc, image, grad_grid + p0 * D);
   }
-  Transpose(acc, channels, static_cast<T*>(job.grad_input) + b * channels * plane, plane, plane, channels,
-            StoreAs<T>());
+  Transpose<true>(acc, channels, static_cast<T*>(job.grad_input) + b * channels * plane, plane, plane, channels,
+                  StoreAs<T>());
 }
 
 #if RG_ISA_LEVEL == 2
-// NearestIndex's flat pixel (plane: outside) of 16 2-D float points (x, y pairs) at once, zeros or border padding
-// (reflection's fmod has no vector form): the same operations in the same order per lane, so the same pixels.
+// fmod(x, period) of 16 floats x >= +0 or -0 (or NaN: any result), period an integer-valued float >= 1, exactly as
+// std::fmod: in double x / period never rounds up to the next integer (x has 24 bits, the quotient's gap to it is
+// at least 2^-25 of it) nor down across one, so the floor is the true quotient q, and q * period and x - q * period
+// (|x| < 2^25: see Reflect) are exact; the sign bit of x puts back fmod's -0 for -0.
+inline __m512 ExactFmod16(__m512 x, float period) {
+  const __m512d divisor = _mm512_set1_pd(period);
+  auto half = [&](__m256 part) {  // the masked forms: GCC 12 warns on the plain ones' undefined source
+    const __m512d wide = _mm512_maskz_cvtps_pd(0xFF, part);
+    const __m512d quotient =
+        _mm512_maskz_roundscale_pd(0xFF, _mm512_div_pd(wide, divisor), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    return _mm512_maskz_cvtpd_ps(0xFF, _mm512_sub_pd(wide, _mm512_mul_pd(quotient, divisor)));
+  };
+  const __m512 rest = _mm512_insertf32x8(_mm512_castps256_ps512(half(_mm512_maskz_extractf32x8_ps(0xFF, x, 0))),
+                                         half(_mm512_maskz_extractf32x8_ps(0xFF, x, 1)), 1);
+  return _mm512_or_ps(rest, _mm512_and_ps(x, _mm512_set1_ps(-0.0f)));
+}
+
+// NearestIndex's rounded pixel coordinate of 16 float grid coordinates along one axis (the inside test is the
+// caller's): Unnormalize, Pad and nearbyint with the same operations in the same order per lane, so the same
+// values; reflection's fmod is ExactFmod16 (tests/native/nearest_pixels.cc compares every float against NearestIndex).
+template <Padding P>
+inline __m512 NearestAxis16(__m512 coord, int64_t size, bool align_corners) {
+  const __m512 one = _mm512_set1_ps(1), two = _mm512_set1_ps(2), zero = _mm512_setzero_ps();
+  const __m512 limit = _mm512_set1_ps(static_cast<float>(size - 1));
+  const __m512 shifted = _mm512_add_ps(coord, one);  // Unnormalize
+  __m512 c = align_corners
+                 ? _mm512_mul_ps(_mm512_div_ps(shifted, two), limit)
+                 : _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(shifted, _mm512_set1_ps(static_cast<float>(size))), one),
+                                 two);
+  if constexpr (P == Padding::kReflection) {  // Reflect
+    const int64_t twice_low = align_corners ? 0 : -1, twice_high = align_corners ? 2 * (size - 1) : 2 * size - 1;
+    if (twice_low == twice_high) {
+      c = zero;  // every coordinate, NaN too
+    } else {
+      const float low = static_cast<float>(twice_low) / 2, span = static_cast<float>(twice_high - twice_low) / 2;
+      const __mmask16 huge = ~_mm512_cmp_ps_mask(_mm512_abs_ps(c), _mm512_set1_ps(8388608.0f), _CMP_LE_OQ);
+      __m512 from_low = _mm512_sub_ps(c, _mm512_set1_ps(low));
+      const __mmask16 negative = _mm512_cmp_ps_mask(from_low, zero, _CMP_LT_OQ);
+      from_low = _mm512_mask_sub_ps(from_low, negative, zero, from_low);
+      const __m512 rest = ExactFmod16(from_low, 2 * span);
+      const __mmask16 back = _mm512_cmp_ps_mask(rest, _mm512_set1_ps(span), _CMP_GE_OQ);
+      c = _mm512_mask_blend_ps(back, _mm512_add_ps(rest, _mm512_set1_ps(low)),
+                               _mm512_add_ps(_mm512_sub_ps(_mm512_set1_ps(2 * span), rest), _mm512_set1_ps(low)));
+      c = _mm512_mask_blend_ps(huge, c, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+    }
+  }
+  if constexpr (P != Padding::kZeros) {  // Clip: <= 0 gives 0, else >= limit gives limit; NaN passes
+    const __mmask16 low = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
+    const __mmask16 high = _mm512_cmp_ps_mask(c, limit, _CMP_GE_OQ) & ~low;
+    c = _mm512_mask_blend_ps(high, _mm512_mask_blend_ps(low, c, zero), limit);
+  }
+  // SafeDowngrade: NaN, inf, >= 2^31 or < -2^31 give -100
+  const __mmask16 unsafe = _mm512_fpclass_ps_mask(c, 0x99) |  // QNaN, SNaN, +inf, -inf
+                           _mm512_cmp_ps_mask(c, _mm512_set1_ps(2147483647.0f), _CMP_GE_OQ) |
+                           _mm512_cmp_ps_mask(c, _mm512_set1_ps(-2147483648.0f), _CMP_LT_OQ);
+  c = _mm512_mask_blend_ps(unsafe, c, _mm512_set1_ps(-100));
+  // nearbyint, round half to even (the masked forms: GCC 12 warns on the plain ones' undefined source)
+  return _mm512_mask_roundscale_ps(zero, 0xFFFF, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+// NearestIndex's flat pixel (plane: outside) of 16 2-D float points (x, y pairs) at once.
 template <Padding P>
 inline void NearestPixels16(const float* xy, const int64_t* sizes, bool align_corners, int64_t plane, int32_t* out) {
   const __m512 a = _mm512_loadu_ps(xy), b = _mm512_loadu_ps(xy + 16);
@@ -543,26 +663,10 @@ inline void NearestPixels16(const float* xy, const int64_t* sizes, bool align_co
                            _mm512_permutex2var_ps(a, even, b)};                                          // x
   __m512i flat = _mm512_setzero_si512();
   __mmask16 inside = 0xFFFF;
-  const __m512 one = _mm512_set1_ps(1), two = _mm512_set1_ps(2), zero = _mm512_setzero_ps();
   for (int axis = 0; axis < 2; ++axis) {
-    const __m512 size = _mm512_set1_ps(static_cast<float>(sizes[axis]));
-    const __m512 limit = _mm512_set1_ps(static_cast<float>(sizes[axis] - 1));
-    const __m512 shifted = _mm512_add_ps(coord[axis], one);  // Unnormalize
-    __m512 c = align_corners ? _mm512_mul_ps(_mm512_div_ps(shifted, two), limit)
-                             : _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(shifted, size), one), two);
-    if constexpr (P == Padding::kBorder) {  // Clip: <= 0 gives 0, else >= limit gives limit; NaN passes
-      const __mmask16 low = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
-      const __mmask16 high = _mm512_cmp_ps_mask(c, limit, _CMP_GE_OQ) & ~low;
-      c = _mm512_mask_blend_ps(high, _mm512_mask_blend_ps(low, c, zero), limit);
-    }
-    // SafeDowngrade: NaN, inf, >= 2^31 or < -2^31 give -100
-    const __mmask16 unsafe = _mm512_fpclass_ps_mask(c, 0x99) |  // QNaN, SNaN, +inf, -inf
-                             _mm512_cmp_ps_mask(c, _mm512_set1_ps(2147483647.0f), _CMP_GE_OQ) |
-                             _mm512_cmp_ps_mask(c, _mm512_set1_ps(-2147483648.0f), _CMP_LT_OQ);
-    c = _mm512_mask_blend_ps(unsafe, c, _mm512_set1_ps(-100));
-    // nearbyint, round half to even (the masked forms: GCC 12 warns on the plain ones' undefined source)
-    c = _mm512_mask_roundscale_ps(zero, 0xFFFF, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    inside &= _mm512_cmp_ps_mask(c, zero, _CMP_GE_OQ) & _mm512_cmp_ps_mask(c, limit, _CMP_LE_OQ);
+    const __m512 c = NearestAxis16<P>(coord[axis], sizes[axis], align_corners);
+    inside &= _mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_GE_OQ) &
+              _mm512_cmp_ps_mask(c, _mm512_set1_ps(static_cast<float>(sizes[axis] - 1)), _CMP_LE_OQ);
     flat = _mm512_add_epi32(_mm512_mullo_epi32(flat, _mm512_set1_epi32(static_cast<int32_t>(sizes[axis]))),
                             _mm512_mask_cvttps_epi32(_mm512_setzero_si512(), 0xFFFF, c));
   }
@@ -582,7 +686,8 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
   int32_t* pixels = job.nearest_pixel + b * (points + 1);
   int32_t* from = job.nearest_point + b * (points + 1);
   int32_t* bound = job.nearest_bound + b * (points + 1);
-  thread_local std::vector<int32_t> seen, later_pixel, later_point, later_rank;
+  thread_local std::vector<int32_t> seen, later_pixel, later_point, later_rank, pixel_of;
+  const ScratchScope scope(seen, later_pixel, later_point, later_rank, pixel_of);
   seen.assign(plane + 1, 0);  // points so far at each pixel (the last: the points outside)
   for (auto* list : {&later_pixel, &later_point, &later_rank}) list->resize(points + 1);
   std::fill(first, first + plane + 1, -1);
@@ -592,14 +697,13 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
   int64_t later = 0;
   // every point's pixel first (plane: outside; 16 points per AVX-512 step where NearestPixels16 applies), then the
   // walk over them in point order
-  thread_local std::vector<int32_t> pixel_of;
   pixel_of.resize(points);
   int32_t* pixel_at = pixel_of.data();
   auto find_pixels = [&](auto padding) {
     constexpr Padding kPadding = decltype(padding)::value;
     int64_t p = 0;
 #if RG_ISA_LEVEL == 2
-    if constexpr (D == 2 && std::is_same_v<T, float> && kPadding != Padding::kReflection)
+    if constexpr (D == 2 && std::is_same_v<T, float>)
       for (; p + 16 <= points; p += 16)
         NearestPixels16<kPadding>(coords + 2 * p, job.sizes, job.align_corners, plane, pixel_at + p);
 #endif
@@ -684,6 +788,7 @@ void NearestInputTask(const GridJob& job, int64_t task) {
   const int32_t* bound = job.nearest_bound + b * (points + 1);
   const int64_t layers = job.nearest_layers[b];
   thread_local std::vector<A> scratch;
+  const ScratchScope scope(scratch);
   A* row = nullptr;
   if constexpr (!std::is_same_v<A, T>) {
     scratch.resize(plane);
@@ -726,6 +831,7 @@ void GridGridTask(const GridJob& job, int64_t task) {
   const int64_t count = std::min(GridJob::kGridChunk, job.points - p0), channels = job.channels, plane = job.plane;
   thread_local PointTaps<A, D> taps;
   thread_local std::vector<A> gathered;
+  const ScratchScope scope(taps, gathered);
   gathered.resize(count * channels);
   A* g = gathered.data();
   ChunkTaps<T, D, K>(job, b, p0, count, &taps);
