@@ -146,3 +146,19 @@ def test_against_torch(outputs, isa):
                     got = got.view(half[dtype])
                 error = relative_error(got, want)
                 assert error <= TOLERANCE[dtype], f"{case.id} {dtype} output {k}: relative error {error:.3g}"
+
+
+@pytest.mark.skipif("avx512" not in SUPPORTED, reason="NearestPixels16 is AVX-512 code")
+def test_vector_nearest_pixels_match_the_scalar_rule_on_float_bit_patterns(tmp_path):
+    """tests/native/nearest_pixels.cc, every 4099th float32 bit pattern (NaN, inf, subnormals and huge values
+    among them) as a point's x and as its y, every padding, both align_corners, sizes up to past 2^24: the
+    16-lane pixels equal the scalar NearestIndex's. (Run with step 1 for the full sweep, minutes a size.)"""
+    root = HERE.parent
+    program = tmp_path / "nearest_pixels"
+    build = subprocess.run(["g++", "-O2", "-std=c++17", "-ffp-contract=off", "-march=x86-64-v2", "-Iruntime/src",
+                            "-DRG_HELPERS_ONLY", "tests/native/nearest_pixels.cc", "runtime/src/register.cc", "-o",
+                            str(program)], capture_output=True, text=True, cwd=root)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(program), "4099"], capture_output=True, text=True)
+    assert run.returncode == 0 and "DIFF" not in run.stdout, run.stdout + run.stderr
+    assert run.stdout.count(": same") == 12, run.stdout  # six sizes, both align_corners
