@@ -305,8 +305,8 @@ def SumRuns(g_points, weights, order, last, before, lead, block):
     blocks = op.Div(padded, block)
     inner = op.CumSum(op.Reshape(contributions, op.Concat(batch, blocks, block, channels, axis=0), allowzero=1),
                       op.Constant(value_int=2))  # running sums within each block
-    outer = op.CumSum(op.Cast(op.Gather(inner, op.Sub(block[0], 1), axis=2), to=onnx.TensorProto.DOUBLE),
-                      op.Constant(value_int=1), exclusive=1)  # the blocks before, in double
+    totals = op.Cast(op.Gather(inner, op.Sub(block[0], 1), axis=2), to=onnx.TensorProto.DOUBLE)  # [N, B, C]
+    outer = op.CumSum(totals, op.Constant(value_int=1), exclusive=1)  # the blocks before, in double
     # ... kept as two floats, high + low (double's digits; the pixels' gathers and sums then run in float32,
     # in parallel: a Cast from double runs on one thread in onnxruntime)
     high = op.CastLike(outer, inner)
@@ -323,7 +323,9 @@ def SumRuns(g_points, weights, order, last, before, lead, block):
     before_block = op.Add(op.Div(before, block), block_of)
     across = op.Add(op.Sub(op.Gather(high_rows, last_block, axis=0), op.Gather(high_rows, before_block, axis=0)),
                     op.Sub(op.Gather(low_rows, last_block, axis=0), op.Gather(low_rows, before_block, axis=0)))
-    return op.Add(across, within)
+    # the sum of every contribution: non-finite when one is (a NaN or infinite gradient, which poisons every
+    # later prefix, or a block's float32 sum that overflowed): then the caller scatters instead
+    return op.Add(across, within), op.ReduceSum(totals, keepdims=0)
 
 
 @helper
@@ -363,25 +365,31 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
     if slopes:
         g_points = op.Transpose(g_planes, perm=[0, 2, 1])  # [N, P, C]
         weights = op.Reshape(weight, op.Shape(keys), allowzero=1)
-        total = op.ReduceSum(g_planes, keepdims=0)  # non-finite when any value is (or the sum overflows: then the
-        if op.Or(op.IsNaN(total), op.IsInf(total)):  # scatter, right for any input, runs too)
+        block = op.Constant(value_ints=[32])
+        taps = op.Shape(keys, start=1, end=2)
+        padded = op.Mul(op.Add(op.Div(taps, block), 1), block)  # whole blocks after `lead` sentinels,
+        lead = op.Sub(padded, taps)  # at least 1: the prefix before every run is a real row
+        # box taps when the extended image is at most twice the points: SortBoxTaps keeps [N, T, S'] counts,
+        # as large as the tap keys then (a small grid over a large image sorts its few taps instead)
+        if op.And(box, op.And(op.Greater(points[0], 0), op.LessOrEqual(extent[0], op.Mul(points[0], 2)))):
+            order, last, before = SortBoxTaps(base, offsets, real, extent, lead, padded)
+        else:
+            order, last, before = SortTapsByKey(keys, pixels, lead, padded)
+        sums, total = SumRuns(g_points, weights, order, last, before, lead, block)
+        if op.Or(op.IsNaN(total), op.IsInf(total)):
             contributions = op.Reshape(op.Mul(op.Unsqueeze(g_planes, op.Constant(value_ints=[2])), op.Unsqueeze(
                 op.Reshape(weights, op.Concat(batch, per_point, points, axis=0), allowzero=1), op.Constant(
                     value_ints=[1]))), op.Concat(batch, channels, op.Shape(keys, start=1), axis=0), allowzero=1)
             grad_input = ScatterIntoImage(contributions, keys, input)
-        else:
-            block = op.Constant(value_ints=[32])
-            taps = op.Shape(keys, start=1, end=2)
-            padded = op.Mul(op.Add(op.Div(taps, block), 1), block)  # whole blocks after `lead` sentinels,
-            lead = op.Sub(padded, taps)  # at least 1: the prefix before every run is a real row
-            # box taps when the extended image is at most twice the points: SortBoxTaps keeps [N, T, S'] counts,
-            # as large as the tap keys then (a small grid over a large image sorts its few taps instead)
-            if op.And(box, op.And(op.Greater(points[0], 0), op.LessOrEqual(extent[0], op.Mul(points[0], 2)))):
-                order, last, before = SortBoxTaps(base, offsets, real, extent, lead, padded)
+        else:  # rows [N, S / W, W, C] transposed: grad_input itself for 2-D (a Reshape of the output copies)
+            width = op.Shape(input, start=-1)
+            planes = op.Transpose(op.Reshape(op.CastLike(sums, input), op.Concat(batch, op.Div(pixels, width), width,
+                                                                                channels, axis=0), allowzero=1),
+                                  perm=[0, 3, 1, 2])
+            if op.Equal(op.Size(op.Shape(input)), 4):
+                grad_input = op.Identity(planes)
             else:
-                order, last, before = SortTapsByKey(keys, pixels, lead, padded)
-            grad_input = op.Reshape(op.CastLike(op.Transpose(SumRuns(g_points, weights, order, last, before, lead, block),
-                                                         perm=[0, 2, 1]), input), op.Shape(input), allowzero=1)
+                grad_input = op.Reshape(planes, op.Shape(input), allowzero=1)
         # the grid gradient's dot: rows [N S, C] of the image gathered at each point's taps [N, P, T] (an outside
         # tap reads the last pixel, and its dot is then set to 0: a Where on [N, P, T] costs less than a Concat
         # of a zero row onto the image), times the point's gradient row
