@@ -191,7 +191,7 @@ def AddBoxAxis(base, extent, offsets, real, taps, size):
     """Folds one more axis (taps [N, K, P], its length `size`, int64 [1]) into the box keys of the taps.
 
     When an axis's taps are K consecutive pixels, every tap of a point lies at the point's base plus a fixed
-    offset. The keys live in an extended image with K - 1 + 1 pixels of margin each side (a base clamped to
+    offset. The keys live in an extended image with K pixels of margin each side (a base clamped to
     [-K, size]: every tap keeps its pixel or, if it was outside, stays outside): `base` [N, P] the point's
     first tap, `extent` [1] the extended pixels so far, `offsets` [T] each tap's offset from the base (tap
     order: the axes folded before are the outer ones, as in the flat taps), `real` [S] the extended key of
@@ -268,7 +268,7 @@ def SortBoxTaps(base, offsets, real, extent, lead, padded):
     tap_axis = op.Constant(value_ints=[1])
     by_tap = op.Concat(batch, op.Mul(taps, points), axis=0)
     pixel = op.Add(op.Unsqueeze(base, tap_axis), op.Unsqueeze(offsets, op.Constant(value_ints=[0, 2])))  # [N, T, P]
-    tap_pixel = op.Add(pixel, op.Unsqueeze(op.Mul(op.Range(zero, taps[0], one), extent), tap_axis))
+    tap_pixel = op.Add(pixel, op.Unsqueeze(op.Mul(op.Range(zero, taps[0], one), extent), tap_axis))  # in `earlier`
     places = op.Add(op.Add(op.GatherElements(first, op.Reshape(pixel, by_tap), axis=1),
                            op.GatherElements(earlier, op.Reshape(tap_pixel, by_tap), axis=1)),
                     op.Add(op.Reshape(op.Expand(op.Unsqueeze(rank, tap_axis), op.Shape(pixel)), by_tap), lead))
