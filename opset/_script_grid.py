@@ -187,6 +187,17 @@ def ScatterIntoImage(contributions, keys, input):
 
 @helper
 @script(HELPERS, default_opset=op)
+def BoxKeysStart(interpolation, padding):
+    """Whether every point's taps are a box of consecutive pixels, and AddBoxAxis's keys before any axis is folded
+    in: bilinear, and bicubic with zeros padding, take their taps in pixel order without sorting them
+    (SortBoxTaps); bicubic with border or reflection clamps or reflects each tap on its own."""
+    box = op.Or(op.Equal(interpolation, 0), op.And(op.Equal(interpolation, 2), op.Equal(padding, 0)))
+    return box, op.Constant(value_int=0), op.Constant(value_ints=[1]), op.Constant(value_ints=[0]), op.Constant(
+        value_ints=[0])
+
+
+@helper
+@script(HELPERS, default_opset=op)
 def AddBoxAxis(base, extent, offsets, real, taps, size):
     """Folds one more axis (taps [N, K, P], its length `size`, int64 [1]) into the box keys of the taps.
 
@@ -195,7 +206,7 @@ def AddBoxAxis(base, extent, offsets, real, taps, size):
     [-K, size]: every tap keeps its pixel or, if it was outside, stays outside): `base` [N, P] the point's
     first tap, `extent` [1] the extended pixels so far, `offsets` [T] each tap's offset from the base (tap
     order: the axes folded before are the outer ones, as in the flat taps), `real` [S] the extended key of
-    each real pixel in order. Start from 0, [1], [0], [0] and fold x first.
+    each real pixel in order. Start from BoxKeysStart's keys and fold x first.
     """
     k = op.Shape(taps, start=1, end=2)
     kf = op.CastLike(k, taps)

@@ -13,7 +13,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AddBoxAxis, AxisIndex, AxisTaps, GridTapGradients
+from ._script_grid import AddBoxAxis, AxisIndex, AxisTaps, BoxKeysStart, GridTapGradients
 
 OP_TYPE = "GridSampler2DGrad"
 INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")
@@ -85,11 +85,7 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         weight = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(wy, row))
         slope_x = op.Mul(op.Unsqueeze(sx, col), op.Unsqueeze(wy, row))
         slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))
-        # box keys of the taps: bilinear, and bicubic with zeros padding (bicubic clamps or reflects
-        # each tap on its own), take the taps in pixel order without sorting them (SortBoxTaps)
-        box = op.Or(op.Equal(interpolation, 0), op.And(op.Equal(interpolation, 2), op.Equal(padding, 0)))
-        base, extent, offsets, real = op.Constant(value_int=0), op.Constant(value_ints=[1]), op.Constant(
-            value_ints=[0]), op.Constant(value_ints=[0])
+        box, base, extent, offsets, real = BoxKeysStart(interpolation, padding)
         base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, tx, op.Shape(input, start=3, end=4))
         base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, ty, op.Shape(input, start=2, end=3))
         grad_input, dot = GridTapGradients(input, grad_output, flat, weight, op.Not(op.Equal(interpolation, 1)), box,

@@ -14,7 +14,7 @@ from onnxscript import script
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import OPSET, ToOpmath, finish_bodies, ml
-from ._script_grid import AddBoxAxis, AxisIndex, AxisTaps, GridTapGradients
+from ._script_grid import AddBoxAxis, AxisIndex, AxisTaps, BoxKeysStart, GridTapGradients
 from .grid_sampler_2d_grad import _str
 
 OP_TYPE = "GridSampler3DGrad"
@@ -79,11 +79,7 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         flat = op.Add(op.Add(op.Unsqueeze(op.Mul(iz, plane), az), op.Unsqueeze(op.Mul(iy, row_len), ay)),
                       op.Unsqueeze(ix, ax))
         wx3, wy3, wz3 = op.Unsqueeze(wx, ax), op.Unsqueeze(wy, ay), op.Unsqueeze(wz, az)
-        # box keys of the taps: bilinear, and bicubic with zeros padding (bicubic clamps or reflects
-        # each tap on its own), take the taps in pixel order without sorting them (SortBoxTaps)
-        box = op.Or(op.Equal(interpolation, 0), op.And(op.Equal(interpolation, 2), op.Equal(padding, 0)))
-        base, extent, offsets, real = op.Constant(value_int=0), op.Constant(value_ints=[1]), op.Constant(
-            value_ints=[0]), op.Constant(value_ints=[0])
+        box, base, extent, offsets, real = BoxKeysStart(interpolation, padding)
         base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, tx, op.Shape(x, start=4, end=5))
         base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, ty, op.Shape(x, start=3, end=4))
         base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, tz, op.Shape(x, start=2, end=3))
