@@ -95,7 +95,7 @@ def ApplyPadding(coord, size, padding, align_corners):
 def AxisTaps(coord, size, align_corners, padding, interpolation):
     """The taps of one axis for the grid points coord [N, P]: pixel positions, weights and d weight/d pixel
     [N, K, P] (taps before points: the products over axes broadcast along P, not along a tiny last axis),
-    and d pixel/d grid [N, P].
+    d pixel/d grid [N, P], and each point's first tap before any tap is padded [N, P] (AddBoxAxis).
 
     interpolation: 0 bilinear (K=2), 1 nearest (K=1), 2 bicubic (K=4). Bilinear and
     nearest pad the coordinate, bicubic pads every tap (as aten).
@@ -111,6 +111,7 @@ def AxisTaps(coord, size, align_corners, padding, interpolation):
         offsets = op.CastLike(op.Constant(value_floats=[-1.0, 0.0, 1.0, 2.0]), pixel)
         taps, unused = ApplyPadding(op.Add(op.Unsqueeze(base, taps_axis), op.Unsqueeze(offsets, taps_axis)), size,
                                     padding, align_corners)
+        first = op.Sub(base, 1.0)
         finite_taps = op.Unsqueeze(finite, taps_axis)
         weights = op.Where(finite_taps, op.Transpose(coeffs, perm=[0, 2, 1]), zero)
         slopes = op.Where(finite_taps, op.Neg(op.Transpose(coeff_grads, perm=[0, 2, 1])), zero)
@@ -119,11 +120,13 @@ def AxisTaps(coord, size, align_corners, padding, interpolation):
         padded, pad_grad = ApplyPadding(pixel, size, padding, align_corners)
         scale = op.Mul(mult, pad_grad)
         if op.Equal(interpolation, 1):
-            taps = op.Unsqueeze(op.Round(padded), taps_axis)
+            first = op.Round(padded)
+            taps = op.Unsqueeze(first, taps_axis)
             weights = op.CastLike(op.Expand(1.0, op.Shape(taps)), taps)
             slopes = op.CastLike(op.Expand(0.0, op.Shape(taps)), taps)
         else:
             low = op.Floor(padded)
+            first = op.Identity(low)
             high = op.Add(low, 1.0)
             taps = op.Concat(op.Unsqueeze(low, taps_axis), op.Unsqueeze(high, taps_axis), axis=1)
             weights = op.Concat(op.Unsqueeze(op.Sub(high, padded), taps_axis),
@@ -132,7 +135,7 @@ def AxisTaps(coord, size, align_corners, padding, interpolation):
             # last axis of 2 cost onnxruntime 9 ns an element)
             slopes = op.CastLike(op.Expand(op.Unsqueeze(op.Constant(value_floats=[-1.0, 1.0]), taps_axis),
                                            op.Shape(taps)), taps)
-    return taps, weights, slopes, scale
+    return taps, weights, slopes, scale, first
 
 
 @helper
@@ -189,29 +192,38 @@ def ScatterIntoImage(contributions, keys, input):
 @helper
 @script(HELPERS, default_opset=op)
 def BoxKeysStart(interpolation, padding):
-    """Whether every point's taps are a box of consecutive pixels, and AddBoxAxis's keys before any axis is folded
-    in: bilinear, and bicubic with zeros padding, take their taps in pixel order without sorting them
-    (SortBoxTaps); bicubic with border or reflection clamps or reflects each tap on its own."""
-    box = op.Or(op.Equal(interpolation, 0), op.And(op.Equal(interpolation, 2), op.Equal(padding, 0)))
-    return box, op.Constant(value_int=0), op.Constant(value_ints=[1]), op.Constant(value_ints=[0]), op.Constant(
-        value_ints=[0])
+    """Whether every point's taps are a box of consecutive pixels, whether the taps in the margin fold onto the
+    edge pixels, and AddBoxAxis's keys before any axis is added. Bilinear, and bicubic with zeros or border
+    padding, take their taps in pixel order without sorting them (SortBoxTaps): bicubic's border clamps each
+    tap onto the edge, which is the margin folded onto the edge pixels (aten's add_value_bounded clips each
+    tap); its reflection mirrors taps into the image and sorts them by key."""
+    bicubic = op.Equal(interpolation, 2)
+    box = op.Or(op.Equal(interpolation, 0), op.And(bicubic, op.Less(padding, 2)))
+    fold = op.And(bicubic, op.Equal(padding, 1))
+    start = op.Constant(value_ints=[0])
+    return box, fold, op.Constant(value_int=0), op.Constant(value_ints=[1]), start, start, start
 
 
 @helper
 @script(HELPERS, default_opset=op)
-def AddBoxAxis(base, extent, offsets, real, taps, size):
-    """Folds one more axis (taps [N, K, P], its length `size`, int64 [1]) into the box keys of the taps.
+def AddBoxAxis(base, extent, offsets, starts, ends, taps, first, size, edges):
+    """Adds one more axis (taps [N, K, P], each point's first tap before padding `first` [N, P], the axis's
+    length `size`, int64 [1]) to the box keys of the taps.
 
     When an axis's taps are K consecutive pixels, every tap of a point lies at the point's base plus a fixed
     offset. The keys live in an extended image with K pixels of margin each side (a base clamped to
     [-K, size]: every tap keeps its pixel or, if it was outside, stays outside): `base` [N, P] the point's
     first tap, `extent` [1] the extended pixels so far, `offsets` [T] each tap's offset from the base (tap
-    order: the axes folded before are the outer ones, as in the flat taps), `real` [S] the extended key of
-    each real pixel in order. Start from BoxKeysStart's keys and fold x first.
+    order: the axes added before are the outer ones, as in the flat taps). Each target, a real pixel in
+    order, sums the taps whose keys lie in [starts, ends] [S]. Start from BoxKeysStart's keys, add x first.
+
+    `edges` (int64) says where a tap in the margin goes: 0 nowhere (zeros padding, or a zero weight); 1 onto
+    the edge pixel of this axis, the innermost: the edge pixels' key ranges take in the margin (contiguous
+    keys); 2 onto the edge slab of this axis, the outermost: the 2 K margin slabs become targets after the
+    real ones (low margin first), for GridTapGradients to add onto the edge slabs.
     """
     k = op.Shape(taps, start=1, end=2)
     kf = op.CastLike(k, taps)
-    first = op.Gather(taps, op.Constant(value_int=0), axis=1)  # [N, P]; finite (SafeDowngrade, or a zero weight)
     at = op.Cast(op.Add(op.Min(op.Max(first, op.Neg(kf)), op.CastLike(size, taps)), kf), to=onnx.TensorProto.INT64)
     zero = op.Constant(value_int=0)
     one = op.Constant(value_int=1)
@@ -220,9 +232,20 @@ def AddBoxAxis(base, extent, offsets, real, taps, size):
     flat = op.Constant(value_ints=[-1])
     offsets = op.Reshape(op.Add(op.Unsqueeze(offsets, old_axes), op.Unsqueeze(
         op.Mul(op.Range(zero, k[0], one), extent), new_axis)), flat)
-    real = op.Reshape(op.Add(op.Unsqueeze(op.Mul(op.Add(op.Range(zero, size[0], one), k), extent), old_axes),
-                             op.Unsqueeze(real, new_axis)), flat)
-    return op.Add(base, op.Mul(at, extent)), op.Mul(extent, op.Add(size, op.Add(k, k))), offsets, real
+    index = op.Range(zero, size[0], one)
+    own = op.Add(index, k)  # each pixel's extended index along the axis
+    widen = op.Equal(edges, 1)
+    low = op.Where(op.And(widen, op.Equal(index, 0)), zero, own)
+    high = op.Where(op.And(widen, op.Equal(index, op.Sub(size[0], 1))), op.Sub(op.Add(size[0], op.Add(k[0], k[0])), 1),
+                    own)
+    margin = op.Mul(k[0], op.Cast(op.Equal(edges, 2), to=onnx.TensorProto.INT64))
+    slabs = op.Concat(op.Range(zero, margin, one), op.Range(op.Add(size[0], k[0]), op.Add(op.Add(size[0], k[0]),
+                                                                                        margin), one), axis=0)
+    starts = op.Reshape(op.Add(op.Unsqueeze(op.Mul(op.Concat(low, slabs, axis=0), extent), old_axes),
+                               op.Unsqueeze(starts, new_axis)), flat)
+    ends = op.Reshape(op.Add(op.Unsqueeze(op.Mul(op.Concat(high, slabs, axis=0), extent), old_axes),
+                             op.Unsqueeze(ends, new_axis)), flat)
+    return op.Add(base, op.Mul(at, extent)), op.Mul(extent, op.Add(size, op.Add(k, k))), offsets, starts, ends
 
 
 @helper
@@ -248,7 +271,7 @@ def SortTapsByKey(keys, pixels, lead, padded):
 
 @helper
 @script(HELPERS, default_opset=op)
-def SortBoxTaps(base, offsets, real, extent, lead, padded):
+def SortBoxTaps(base, offsets, starts, ends, extent, lead, padded):
     """SortTapsByKey's result for box taps (AddBoxAxis), sorting P points instead of P T taps.
 
     The points are sorted by base; a tap then knows its place without a sort of its own: its pixel's first
@@ -287,8 +310,8 @@ def SortBoxTaps(base, offsets, real, extent, lead, padded):
     everything = op.Concat(batch, padded, axis=0)
     order = op.ScatterElements(op.Expand(op.Range(zero, padded[0], one), everything), places,
                                op.Expand(op.Range(lead[0], padded[0], one), by_tap), axis=1)
-    last = op.Add(op.Gather(op.Add(first, per_pixel), real, axis=1), op.Sub(lead, 1))
-    return order, last, op.Sub(last, op.Gather(per_pixel, real, axis=1))
+    last = op.Add(op.Gather(op.Add(first, per_pixel), ends, axis=1), op.Sub(lead, 1))  # of each target's keys
+    return order, last, op.Add(op.Gather(first, starts, axis=1), op.Sub(lead, 1))
 
 
 @helper
@@ -342,7 +365,30 @@ def SumRuns(g_points, weights, order, last, before, lead, block):
 
 @helper
 @script(HELPERS, default_opset=op)
-def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offsets, real, extent):
+def AddMarginSlabs(sums, pixels, first_axis):
+    """The rows [N, S, C] of the real pixels from SumRuns' rows [N, S + 2 K slab, C] for targets with margin
+    slabs (AddBoxAxis, edges 2): each margin slab added onto its edge slab (the low K onto the first, the high
+    K onto the last), in place on the gathered rows (a Gather runs on every thread)."""
+    batch = op.Shape(sums, start=0, end=1)
+    channels = op.Shape(sums, start=2, end=3)
+    targets = op.Shape(sums, start=1, end=2)
+    zero = op.Constant(value_int=0)
+    one = op.Constant(value_int=1)
+    slab = op.Div(pixels, first_axis)
+    depth = op.Div(op.Sub(targets, pixels), op.Mul(slab, 2))  # K
+    real = op.Gather(sums, op.Range(zero, pixels[0], one), axis=1)
+    margins = op.Reshape(op.Gather(sums, op.Range(pixels[0], targets[0], one), axis=1),
+                         op.Concat(batch, op.Constant(value_ints=[2]), depth, slab, channels, axis=0), allowzero=1)
+    folded = op.Reshape(op.ReduceSum(margins, op.Constant(value_ints=[2]), keepdims=0),
+                        op.Concat(batch, op.Mul(slab, 2), channels, axis=0), allowzero=1)
+    edge = op.Concat(op.Range(zero, slab[0], one), op.Range(op.Sub(pixels[0], slab[0]), pixels[0], one), axis=0)
+    where = op.Expand(op.Unsqueeze(edge, op.Constant(value_ints=[0, 2])), op.Shape(folded))
+    return op.ScatterElements(real, where, folded, axis=1, reduction="add")
+
+
+@helper
+@script(HELPERS, default_opset=op)
+def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offsets, starts, ends, extent):
     """Both halves of a grid sampler's backward over its taps, on rows of channels as the kernels lay them out.
 
     input [N, C, *in] (S pixels or voxels), grad_output [N, C, *out] (P points); flat and weight
@@ -352,7 +398,7 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
     of input[n, c, flat] * grad_output[n, c, p], 0 at the outside taps, when `slopes` (bool) says the taps
     have slopes (bilinear, bicubic), zeros otherwise (nearest: its grid gradient is zero, as aten's).
     `box` (bool) says the taps of every point are a box of consecutive pixels, described by base, offsets,
-    real and extent (AddBoxAxis).
+    starts, ends and extent (AddBoxAxis).
 
     With several taps a point grad_input is gathered from taps sorted by pixel (SumRuns): sorting costs
     about C times less than scattering P T C values one element at a time (ScatterElements was 70% of the
@@ -384,7 +430,7 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
         # box taps when the extended image is at most twice the points: SortBoxTaps keeps [N, T, S'] counts,
         # as large as the tap keys then (a small grid over a large image sorts its few taps instead)
         if op.And(box, op.And(op.Greater(points[0], 0), op.LessOrEqual(extent[0], op.Mul(points[0], 2)))):
-            order, last, before = SortBoxTaps(base, offsets, real, extent, lead, padded)
+            order, last, before = SortBoxTaps(base, offsets, starts, ends, extent, lead, padded)
         else:
             order, last, before = SortTapsByKey(keys, pixels, lead, padded)
         sums, total = SumRuns(g_points, weights, order, last, before, lead, block)
@@ -394,8 +440,12 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
                     value_ints=[1]))), op.Concat(batch, channels, op.Shape(keys, start=1), axis=0), allowzero=1)
             grad_input = ScatterIntoImage(contributions, keys, input)
         else:  # rows [N, S / W, W, C] transposed: grad_input itself for 2-D (a Reshape of the output copies)
+            if op.Greater(op.Shape(sums, start=1, end=2)[0], pixels[0]):
+                image_sums = AddMarginSlabs(sums, pixels, op.Shape(input, start=2, end=3))
+            else:
+                image_sums = op.Identity(sums)
             width = op.Shape(input, start=-1)
-            planes = op.Transpose(op.Reshape(op.CastLike(sums, input), op.Concat(batch, op.Div(pixels, width), width,
+            planes = op.Transpose(op.Reshape(op.CastLike(image_sums, input), op.Concat(batch, op.Div(pixels, width), width,
                                                                                 channels, axis=0), allowzero=1),
                                   perm=[0, 3, 1, 2])
             if op.Equal(op.Size(op.Shape(input)), 4):

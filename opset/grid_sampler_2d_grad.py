@@ -7,6 +7,7 @@ not name is not computed (the aclnn outputMask).
 """
 from __future__ import annotations
 
+import onnx
 from onnxscript import opset18 as op
 from onnxscript import script
 
@@ -71,8 +72,8 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         # explicit sizes and allowzero: an empty batch or channel axis must reshape to empty, not fail
         coords = op.Reshape(ToOpmath(grid), op.Concat(batch, points, op.Constant(value_ints=[2]), axis=0),
                             allowzero=1)
-        tx, wx, sx, mult_x = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
-        ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
+        tx, wx, sx, mult_x, fx = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
+        ty, wy, sy, mult_y, fy = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
 
         # every (x tap, y tap, point): [N, Kx, Ky, P]
         col = op.Constant(value_ints=[2])
@@ -85,11 +86,15 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         weight = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(wy, row))
         slope_x = op.Mul(op.Unsqueeze(sx, col), op.Unsqueeze(wy, row))
         slope_y = op.Mul(op.Unsqueeze(wx, col), op.Unsqueeze(sy, row))
-        box, base, extent, offsets, real = BoxKeysStart(interpolation, padding)
-        base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, tx, op.Shape(input, start=3, end=4))
-        base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, ty, op.Shape(input, start=2, end=3))
+        # bicubic's border: x's margin joins the edge pixels' runs, y's margin rows are added onto the edge rows
+        box, fold, base, extent, offsets, starts, ends = BoxKeysStart(interpolation, padding)
+        edges = op.Cast(fold, to=onnx.TensorProto.INT64)
+        base, extent, offsets, starts, ends = AddBoxAxis(base, extent, offsets, starts, ends, tx, fx,
+                                                         op.Shape(input, start=3, end=4), edges)
+        base, extent, offsets, starts, ends = AddBoxAxis(base, extent, offsets, starts, ends, ty, fy,
+                                                         op.Shape(input, start=2, end=3), op.Mul(edges, 2))
         grad_input, dot = GridTapGradients(input, grad_output, flat, weight, op.Not(op.Equal(interpolation, 1)), box,
-                                           base, offsets, real, extent)
+                                           base, offsets, starts, ends, extent)
         tap_axes = op.Constant(value_ints=[1, 2])
         last = op.Constant(value_ints=[-1])
         gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)

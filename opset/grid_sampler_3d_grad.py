@@ -61,9 +61,9 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
 
         coords = op.Reshape(ToOpmath(grid), op.Concat(batch, points, op.Constant(value_ints=[3]), axis=0),
                             allowzero=1)
-        tx, wx, sx, mult_x = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
-        ty, wy, sy, mult_y = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
-        tz, wz, sz, mult_z = AxisTaps(op.Gather(coords, 2, axis=2), depth, corners, padding, interpolation)
+        tx, wx, sx, mult_x, fx = AxisTaps(op.Gather(coords, 0, axis=2), width, corners, padding, interpolation)
+        ty, wy, sy, mult_y, fy = AxisTaps(op.Gather(coords, 1, axis=2), height, corners, padding, interpolation)
+        tz, wz, sz, mult_z, fz = AxisTaps(op.Gather(coords, 2, axis=2), depth, corners, padding, interpolation)
 
         # every (x tap, y tap, z tap, point): [N, Kx, Ky, Kz, P]
         ax = op.Constant(value_ints=[2, 3])
@@ -79,12 +79,16 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         flat = op.Add(op.Add(op.Unsqueeze(op.Mul(iz, plane), az), op.Unsqueeze(op.Mul(iy, row_len), ay)),
                       op.Unsqueeze(ix, ax))
         wx3, wy3, wz3 = op.Unsqueeze(wx, ax), op.Unsqueeze(wy, ay), op.Unsqueeze(wz, az)
-        box, base, extent, offsets, real = BoxKeysStart(interpolation, padding)
-        base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, tx, op.Shape(x, start=4, end=5))
-        base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, ty, op.Shape(x, start=3, end=4))
-        base, extent, offsets, real = AddBoxAxis(base, extent, offsets, real, tz, op.Shape(x, start=2, end=3))
+        box, unused, base, extent, offsets, starts, ends = BoxKeysStart(interpolation, padding)  # no bicubic in 3-D
+        no_fold = op.Constant(value_int=0)
+        base, extent, offsets, starts, ends = AddBoxAxis(base, extent, offsets, starts, ends, tx, fx,
+                                                         op.Shape(x, start=4, end=5), no_fold)
+        base, extent, offsets, starts, ends = AddBoxAxis(base, extent, offsets, starts, ends, ty, fy,
+                                                         op.Shape(x, start=3, end=4), no_fold)
+        base, extent, offsets, starts, ends = AddBoxAxis(base, extent, offsets, starts, ends, tz, fz,
+                                                         op.Shape(x, start=2, end=3), no_fold)
         dx, dot = GridTapGradients(x, grad, flat, op.Mul(op.Mul(wx3, wy3), wz3), op.Not(op.Equal(interpolation, 1)),
-                                   box, base, offsets, real, extent)
+                                   box, base, offsets, starts, ends, extent)
         # d/dx sums dot * sx (x) wy (x) wz over the taps, and so on: contracted one tap axis at a time, z first
         # (two passes over [N, Kx, Ky, Kz, P] instead of a slope tensor per coordinate)
         z_taps, y_taps, x_taps = op.Constant(value_ints=[3]), op.Constant(value_ints=[2]), op.Constant(value_ints=[1])
