@@ -391,6 +391,16 @@ def AddMarginSlabs(sums, pixels, first_axis):
 
 @helper
 @script(HELPERS, default_opset=op)
+def RowsToPlanes(rows, input):
+    """Planes [N, C, S / W, W] in input's type from rows [N, S, C] of its pixels in order (W its last axis)."""
+    width = op.Shape(input, start=-1)
+    return op.Transpose(op.Reshape(op.CastLike(rows, input), op.Concat(
+        op.Shape(input, start=0, end=1), op.Div(op.Shape(rows, start=1, end=2), width), width,
+        op.Shape(input, start=1, end=2), axis=0), allowzero=1), perm=[0, 3, 1, 2])
+
+
+@helper
+@script(HELPERS, default_opset=op)
 def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offsets, starts, ends, extent):
     """Both halves of a grid sampler's backward over its taps, on rows of channels as the kernels lay them out.
 
@@ -442,15 +452,11 @@ def GridTapGradients(input, grad_output, flat, weight, slopes, box, base, offset
                 op.Reshape(weights, op.Concat(batch, per_point, points, axis=0), allowzero=1), op.Constant(
                     value_ints=[1]))), op.Concat(batch, channels, op.Shape(keys, start=1), axis=0), allowzero=1)
             grad_input = ScatterIntoImage(contributions, keys, input)
-        else:  # rows [N, S / W, W, C] transposed: grad_input itself for 2-D (a Reshape of the output copies)
-            if op.Greater(op.Shape(sums, start=1, end=2)[0], pixels[0]):
-                image_sums = AddMarginSlabs(sums, pixels, op.Shape(input, start=2, end=3))
+        else:  # planes transposed from the rows: grad_input itself for 2-D (a Reshape of the output copies)
+            if op.Greater(op.Shape(sums, start=1, end=2)[0], pixels[0]):  # margin targets: bicubic's border
+                planes = RowsToPlanes(AddMarginSlabs(sums, pixels, op.Shape(input, start=2, end=3)), input)
             else:
-                image_sums = op.Identity(sums)
-            width = op.Shape(input, start=-1)
-            planes = op.Transpose(op.Reshape(op.CastLike(image_sums, input), op.Concat(batch, op.Div(pixels, width), width,
-                                                                                channels, axis=0), allowzero=1),
-                                  perm=[0, 3, 1, 2])
+                planes = RowsToPlanes(sums, input)
             if op.Equal(op.Size(op.Shape(input)), 4):
                 grad_input = op.Identity(planes)
             else:
