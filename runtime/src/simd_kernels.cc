@@ -674,6 +674,17 @@ inline void NearestPixels16(const float* xy, const int64_t* sizes, bool align_co
 }
 #endif
 
+#if RG_ISA_LEVEL == 2
+// acc + value, 16 lanes; where both are NaN, acc's (the first NaN of a sum stays), as the scalar loops' acc += value
+// give it: x86 returns the first source's NaN, and the compiler may swap an intrinsic add's operands (the gathers'
+// add did: value's NaN, unlike the baseline and AVX2 sets). The same payloads on every set.
+inline __m512 AddToSum(__m512 acc, __m512 value) {
+  __m512 sum;
+  asm("vaddps {%2, %1, %0|%0, %1, %2}" : "=v"(sum) : "v"(acc), "vm"(value));
+  return sum;
+}
+#endif
+
 // Nearest's taps for batch item b as the tables of GridJob (nearest_first, the layers of later points), computed
 // once and shared by the item's blocks of channels (kNearestTaps, then kInput). Branch-free per point: whether a
 // point is its pixel's first is a coin toss for a random grid. The layers are a counting sort of the later points by
@@ -755,7 +766,7 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
 }
 
 // acc[pixel[i]] += Load(values[point[i]]) for i < n: one layer of later points, no pixel twice, so the adds are
-// independent (a vector gather, add and scatter where the set has them) and their order does not matter.
+// independent (a vector gather, AddToSum and scatter where the set has them) and their order does not matter.
 template <typename T, typename A>
 void AddLayer(const int32_t* __restrict pixel, const int32_t* __restrict point, const T* __restrict values,
               A* __restrict acc, int64_t n) {
@@ -766,7 +777,7 @@ void AddLayer(const int32_t* __restrict pixel, const int32_t* __restrict point, 
       const __m512i to = _mm512_loadu_si512(pixel + i);
       const __m512 zero = _mm512_setzero_ps();  // the masked forms: GCC 12 warns on the plain ones' undefined source
       const __m512 value = _mm512_mask_i32gather_ps(zero, 0xFFFF, _mm512_loadu_si512(point + i), values, 4);
-      _mm512_i32scatter_ps(acc, to, _mm512_add_ps(_mm512_mask_i32gather_ps(zero, 0xFFFF, to, acc, 4), value), 4);
+      _mm512_i32scatter_ps(acc, to, AddToSum(_mm512_mask_i32gather_ps(zero, 0xFFFF, to, acc, 4), value), 4);
     }
   }
 #endif
