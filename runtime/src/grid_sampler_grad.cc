@@ -10,6 +10,7 @@
 //  - grad_grid gathers: a task owns a chunk of grid points; the input is first copied
 //    channels-last (O(input) memory, once per run).
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "grid_coordinates.h"
@@ -175,18 +176,35 @@ struct GridSamplerGrad {
         // channels here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
         // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other. The
         // tables are the calling thread's scratch for the run (kernel_common.h ScratchScope).
-        thread_local std::vector<int32_t> first, pixel, point, bound;
+        thread_local std::vector<int32_t> point_pixel, first, pixel, point, bound;
         thread_local std::vector<int64_t> layers;
-        const ScratchScope scope(first, pixel, point, bound, layers);
+        const ScratchScope scope(point_pixel, first, pixel, point, bound, layers);
+        point_pixel.resize(job.batch * job.points);
         first.resize(job.batch * (job.plane + 1));
         for (auto* table : {&pixel, &point, &bound}) table->resize(job.batch * (job.points + 1));
         layers.resize(job.batch);
+        job.nearest_point_pixel = point_pixel.data();
         job.nearest_first = first.data();
         job.nearest_pixel = pixel.data();
         job.nearest_point = point.data();
         job.nearest_bound = bound.data();
         job.nearest_layers = layers.data();
+        // AVX-512 float32: runs of 16 channels channels-last instead (simd_kernels.cc NearestSixteensTask;
+        // 8x64x64x64, 2 threads: 0.77 -> 0.62 ms) where every row is whole 64-byte lines and a task's two sums of
+        // a plane (64 bytes a pixel) fit the scratch cap; not with fewer than half as many points as pixels, where
+        // writing the planes from the sums costs more than the gathers save (2x64x128x128 from 64x64 points,
+        // 2 threads: 0.47 -> 0.52 ms), nor with rows that split lines (2x64x150x150: 1.3 -> 1.4 ms)
+        job.nearest_channels_last = std::is_same_v<T, float> && ActiveIsa() == Isa::kAvx512 && job.channels % 16 == 0 &&
+                                    job.plane % 16 == 0 && job.points % 16 == 0 && 2 * job.points >= job.plane &&
+                                    2 * (job.plane + 1) * 64 <= static_cast<int64_t>(kScratchCapBytes);
         run(GridJob::Task::kNearestTaps, job.batch, points * (2 * D + 2));
+        if (job.nearest_channels_last) {
+          std::atomic<int64_t> queue{0};
+          job.nearest_queue = &queue;
+          const int64_t runs = job.batch * job.channels / 16, tasks = std::min<int64_t>(runs, 64);
+          const double work = static_cast<double>(runs) / tasks * points * 16 * point_work;
+          return run(GridJob::Task::kNearestSixteens, tasks, work);
+        }
         const int64_t blocks = std::min<int64_t>(job.channels, (32 + job.batch - 1) / job.batch);
         job.block = (job.channels + blocks - 1) / blocks;
         run(GridJob::Task::kInput, job.InputTasks(), points * job.block * point_work);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -85,7 +86,13 @@ struct GridJob {
   // the other points to). The later points come in layers: layer r >= 1 holds each pixel's (r + 1)-th point, as entries
   // [bound[r - 1], bound[r]) of pixel and point (bound = nearest_bound + b * (points + 1), bound[0] = 0, r <=
   // nearest_layers[b]; pixel, point the same offset into nearest_pixel, nearest_point); no pixel twice in a layer.
-  // nullptr when the plane or the points pass 2^31 (the kInput tasks then scatter as bilinear does).
+  // Point p's pixel (plane: outside) is nearest_point_pixel[b * points + p]. With nearest_channels_last (AVX-512
+  // float32 only) there are no layers: kNearestSixteens tasks sum channels-last instead, taking runs of 16 channels
+  // from nearest_queue. All nullptr when the plane or the points pass 2^31 (the kInput tasks then scatter as bilinear
+  // does).
+  int32_t* nearest_point_pixel = nullptr;
+  bool nearest_channels_last = false;
+  std::atomic<int64_t>* nearest_queue = nullptr;
   int32_t* nearest_first = nullptr;
   int32_t* nearest_pixel = nullptr;
   int32_t* nearest_point = nullptr;
@@ -93,8 +100,8 @@ struct GridJob {
   int64_t* nearest_layers = nullptr;
   // The tasks (see SimdKernels::grid): kTranspose and kInput per (batch item, block of channels), kGrid per
   // (batch item, chunk of points), kBoth per batch item when one block holds every channel, kNearestTaps per
-  // batch item.
-  enum class Task { kTranspose, kInput, kGrid, kBoth, kNearestTaps };
+  // batch item, kNearestSixteens any number (each takes runs until none is left).
+  enum class Task { kTranspose, kInput, kGrid, kBoth, kNearestTaps, kNearestSixteens };
   // The batch item and channels [c0, c1) of a kTranspose or kInput task.
   struct Block {
     int64_t b, c0, c1;
