@@ -155,6 +155,8 @@ def _grid_cases():
         # bilinear and bicubic with zeros padding; the layouts above sort tap keys
         "dense": (2, 3, 3, 4, 10, 9, uniform_grid(1.3), ALL_DTYPES),
         "dense_on_pixels": (1, 2, 3, 3, 8, 8, ON_PIXELS, ("float32", "float64")),
+        # channels, pixels and points in sixteens: AVX-512 float32 nearest sums 16 channels channels-last
+        "sixteens": (2, 32, 4, 8, 8, 4, uniform_grid(1.2), ("float32", "float64")),
     }
     cases = []
     for (interp, pad, corners), (name, (n, c, hi, wi, ho, wo, grid, dtypes)) in itertools.product(
@@ -410,6 +412,7 @@ def _grid3d_cases():
         # the functions' box-tap sort (more points than half the voxels with their margins)
         "dense": (2, 2, 2, 2, 2, 5, 5, 5, uniform_grid(1.2), ALL_DTYPES),
         "dense_on_voxels": (1, 2, 2, 2, 2, 5, 5, 5, ON_PIXELS, ("float32", "float64")),
+        "sixteens": (2, 16, 2, 2, 4, 4, 2, 2, uniform_grid(1.2), ("float32", "float64")),
     }
     cases = []
     for (interp, pad, corners), (name, (n, c, di, hi, wi, do, ho, wo, grid, dtypes)) in itertools.product(
