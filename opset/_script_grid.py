@@ -292,23 +292,20 @@ def SortBoxTaps(base, offsets, starts, ends, extent, lead, padded):
     counts = op.ScatterElements(op.Expand(zero, op.Concat(batch, extent, axis=0)), base, op.Expand(one, by_point),
                                 axis=1, reduction="add")  # points per base
     rank = op.Sub(place, op.GatherElements(op.CumSum(counts, axis1, exclusive=1), base, axis=1))
-    # the points whose tap t lands on pixel q are those of base q - offsets[t]: counts shifted, [T, S', N]
-    # (batch innermost: the Gather copies N counts an index; along S' it copied one, 3x slower for 3-D)
+    # the points whose tap t lands on pixel q are those of base q - offsets[t]: counts shifted, [N, T, S']
     reach = op.ReduceMax(offsets, keepdims=1)
-    shifted = op.Gather(op.Transpose(op.Concat(op.Expand(zero, op.Concat(batch, reach, axis=0)), counts, axis=1)),
+    shifted = op.Gather(op.Concat(op.Expand(zero, op.Concat(batch, reach, axis=0)), counts, axis=1),
                         op.Add(op.Sub(op.Unsqueeze(op.Range(zero, extent[0], one), op.Constant(value_ints=[0])),
-                                      op.Unsqueeze(offsets, op.Constant(value_ints=[1]))), reach), axis=0)
-    earlier = op.Reshape(op.CumSum(shifted, zero, exclusive=1), op.Constant(value_ints=[1, -1]))  # one row [T S' N]
-    per_pixel = op.Transpose(op.ReduceSum(shifted, op.Constant(value_ints=[0]), keepdims=0))  # [N, S']
+                                      op.Unsqueeze(offsets, op.Constant(value_ints=[1]))), reach), axis=1)
+    earlier = op.Reshape(op.CumSum(shifted, axis1, exclusive=1), op.Concat(batch, op.Mul(taps, extent), axis=0))
+    per_pixel = op.ReduceSum(shifted, op.Constant(value_ints=[1]), keepdims=0)  # [N, S']
     first = op.CumSum(per_pixel, axis1, exclusive=1)
     tap_axis = op.Constant(value_ints=[1])
     by_tap = op.Concat(batch, op.Mul(taps, points), axis=0)
     pixel = op.Add(op.Unsqueeze(base, tap_axis), op.Unsqueeze(offsets, op.Constant(value_ints=[0, 2])))  # [N, T, P]
-    in_earlier = op.Add(op.Mul(op.Add(pixel, op.Unsqueeze(op.Mul(op.Range(zero, taps[0], one), extent), tap_axis)),
-                               batch), op.Unsqueeze(op.Range(zero, batch[0], one), op.Constant(value_ints=[1, 2])))
+    tap_pixel = op.Add(pixel, op.Unsqueeze(op.Mul(op.Range(zero, taps[0], one), extent), tap_axis))  # in `earlier`
     places = op.Add(op.Add(op.GatherElements(first, op.Reshape(pixel, by_tap), axis=1),
-                           op.Reshape(op.GatherElements(earlier, op.Reshape(in_earlier, op.Constant(value_ints=[1, -1])),
-                                                        axis=1), by_tap)),
+                           op.GatherElements(earlier, op.Reshape(tap_pixel, by_tap), axis=1)),
                     op.Add(op.Reshape(op.Expand(op.Unsqueeze(rank, tap_axis), op.Shape(pixel)), by_tap), lead))
     everything = op.Concat(batch, padded, axis=0)
     order = op.ScatterElements(op.Expand(op.Range(zero, padded[0], one), everything), places,
