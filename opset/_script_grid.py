@@ -304,9 +304,10 @@ def SortBoxTaps(base, offsets, starts, ends, extent, lead, padded):
     by_tap = op.Concat(batch, op.Mul(taps, points), axis=0)
     pixel = op.Add(op.Unsqueeze(base, tap_axis), op.Unsqueeze(offsets, op.Constant(value_ints=[0, 2])))  # [N, T, P]
     tap_pixel = op.Add(pixel, op.Unsqueeze(op.Mul(op.Range(zero, taps[0], one), extent), tap_axis))  # in `earlier`
-    places = op.Add(op.Add(op.GatherElements(first, op.Reshape(pixel, by_tap), axis=1),
-                           op.GatherElements(earlier, op.Reshape(tap_pixel, by_tap), axis=1)),
-                    op.Add(op.Reshape(op.Expand(op.Unsqueeze(rank, tap_axis), op.Shape(pixel)), by_tap), lead))
+    # the point's rank broadcast over its taps by the Add (an Expand first was one more pass over [N, T, P])
+    places = op.Reshape(op.Add(op.Reshape(op.Add(op.GatherElements(first, op.Reshape(pixel, by_tap), axis=1),
+                                                 op.GatherElements(earlier, op.Reshape(tap_pixel, by_tap), axis=1)),
+                                          op.Shape(pixel)), op.Unsqueeze(op.Add(rank, lead), tap_axis)), by_tap)
     everything = op.Concat(batch, padded, axis=0)
     order = op.ScatterElements(op.Expand(op.Range(zero, padded[0], one), everything), places,
                                op.Expand(op.Range(lead[0], padded[0], one), by_tap), axis=1)
