@@ -95,7 +95,7 @@ def ApplyPadding(coord, size, padding, align_corners):
 def AxisTaps(coord, size, align_corners, padding, interpolation):
     """The taps of one axis for the grid points coord [N, P]: pixel positions, weights and d weight/d pixel
     [N, K, P] (taps before points: the products over axes broadcast along P, not along a tiny last axis),
-    d pixel/d grid [N, P], and each point's first tap before any tap is padded [N, P] (AddBoxAxis).
+    d pixel/d grid [N, P], and each point's first tap before any tap is padded [N, P] (finite: AddBoxAxis casts it).
 
     interpolation: 0 bilinear (K=2), 1 nearest (K=1), 2 bicubic (K=4). Bilinear and
     nearest pad the coordinate, bicubic pads every tap (as aten).
