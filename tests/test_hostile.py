@@ -148,6 +148,44 @@ def test_hostile_grid_matches_torch_where_torch_defines_it(interp, padding, name
         assert (gg[~finite] == 0).all()
 
 
+def _near_reflection_boundaries(size, corners, dtype):
+    """Grid x values (float) whose pixels lie at and beside the fold points of reflection, k spans from the image
+    for k up to 2^19 (within the 2^23 pixels where reflection is defined): where a remainder by the period taken through a rounded quotient would be off by one."""
+    span, low = (size - 1, 0.0) if corners else (size, -0.5)
+    pixels = [low + k * span + d for k in (1, 2, 3, 7, 64, 1001, 65536, 99991, 1 << 19) for d in (0.0, 0.25)]
+    values = [(2 * p / (size - 1) - 1) if corners else ((2 * p + 1) / size - 1) for p in pixels]
+    values = np.array(values + [-v for v in values], dtype)
+    inf = np.array(np.inf, dtype)
+    return np.concatenate([values, np.nextafter(values, inf), np.nextafter(values, -inf)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("interp,corners", list(itertools.product(["bilinear", "nearest", "bicubic"], [0, 1])))
+def test_reflection_far_outside_matches_torch(interp, corners, dtype):
+    """Reflection folds a coordinate many spans away by a remainder (aten's fmod): points at and one ulp beside
+    the folds, as far as 2^19 spans out, against torch on every path."""
+    torch = pytest.importorskip("torch")
+    np_dtype = np.dtype(dtype).type
+    xs = _near_reflection_boundaries(W, corners, np_dtype)
+    rng = np.random.default_rng(5)
+    grid = np.stack([xs, rng.uniform(-0.9, 0.9, xs.size).astype(np_dtype)], -1).reshape(1, 1, xs.size, 2)
+    go = rng.standard_normal((1, C, 1, xs.size)).astype(np_dtype)
+    x = rng.standard_normal((1, C, H, W)).astype(np_dtype)
+    ti, tg = torch.ops.aten.grid_sampler_2d_backward(
+        torch.from_numpy(go), torch.from_numpy(x), torch.from_numpy(grid),
+        ["bilinear", "nearest", "bicubic"].index(interp), 2, bool(corners), [True, True])
+    attrs = dict(interpolation_mode=interp, padding_mode="reflection", align_corners=corners)
+    model = one_node_model("GridSampler2DGrad", {"grad_output": go.shape, "input": x.shape, "grid": grid.shape},
+                           ["grad_input", "grad_grid"], attrs, dtype=dtype)
+    # far out, a grid value's rounding moves its pixel by up to ~0.25: the folds are where the answers jump, so
+    # the comparison is exact in position (same rounding as torch) and loose only in the sums' last digits
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for path in PATHS:
+        gi, gg = run_model(model, {"grad_output": go, "input": x, "grid": grid}, path)
+        np.testing.assert_allclose(gi, ti.numpy(), rtol=tol, atol=tol, err_msg=path)
+        np.testing.assert_allclose(gg, tg.numpy(), rtol=tol, atol=tol * np.abs(tg.numpy()).max(), err_msg=path)
+
+
 GRAD_OUTPUT_HOSTILE = [(spatial, interp, name) for spatial, interp, name in itertools.product(
     [2, 3], ["bilinear", "nearest", "bicubic"], ["nan", "+inf", "-inf"]) if not (spatial == 3 and interp == "bicubic")]
 
