@@ -176,19 +176,6 @@ struct GridSamplerGrad {
         // channels here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
         // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other. The
         // tables are the calling thread's scratch for the run (kernel_common.h ScratchScope).
-        thread_local std::vector<int32_t> point_pixel, first, pixel, point, bound;
-        thread_local std::vector<int64_t> layers;
-        const ScratchScope scope(point_pixel, first, pixel, point, bound, layers);
-        point_pixel.resize(job.batch * job.points);
-        first.resize(job.batch * (job.plane + 1));
-        for (auto* table : {&pixel, &point, &bound}) table->resize(job.batch * (job.points + 1));
-        layers.resize(job.batch);
-        job.nearest_point_pixel = point_pixel.data();
-        job.nearest_first = first.data();
-        job.nearest_pixel = pixel.data();
-        job.nearest_point = point.data();
-        job.nearest_bound = bound.data();
-        job.nearest_layers = layers.data();
         // AVX-512 float32: runs of 16 channels channels-last instead (simd_kernels.cc NearestSixteensTask;
         // 8x64x64x64, 2 threads: 0.77 -> 0.62 ms) where every row is whole 64-byte lines and a task's two sums of
         // a plane (64 bytes a pixel) fit the scratch cap; not with fewer than half as many points as pixels, where
@@ -197,6 +184,21 @@ struct GridSamplerGrad {
         job.nearest_channels_last = std::is_same_v<T, float> && ActiveIsa() == Isa::kAvx512 && job.channels % 16 == 0 &&
                                     job.plane % 16 == 0 && job.points % 16 == 0 && 2 * job.points >= job.plane &&
                                     2 * (job.plane + 1) * 64 <= static_cast<int64_t>(kScratchCapBytes);
+        thread_local std::vector<int32_t> point_pixel, first, pixel, point, bound;
+        thread_local std::vector<int64_t> layers;
+        const ScratchScope scope(point_pixel, first, pixel, point, bound, layers);
+        point_pixel.resize(job.batch * job.points);
+        layers.resize(job.batch);
+        job.nearest_point_pixel = point_pixel.data();
+        job.nearest_layers = layers.data();
+        if (!job.nearest_channels_last) {  // the gathers' layer tables; the channels-last sums read none
+          first.resize(job.batch * (job.plane + 1));
+          for (auto* table : {&pixel, &point, &bound}) table->resize(job.batch * (job.points + 1));
+          job.nearest_first = first.data();
+          job.nearest_pixel = pixel.data();
+          job.nearest_point = point.data();
+          job.nearest_bound = bound.data();
+        }
         run(GridJob::Task::kNearestTaps, job.batch, points * (2 * D + 2));
         if (job.nearest_channels_last) {
           std::atomic<int64_t> queue{0};

@@ -739,10 +739,6 @@ template <typename T, int D>
 void NearestTapsTask(const GridJob& job, int64_t b) {
   using A = AccT<T>;
   const int64_t plane = job.plane, points = job.points;
-  int32_t* first = job.nearest_first + b * (plane + 1);
-  int32_t* pixels = job.nearest_pixel + b * (points + 1);
-  int32_t* from = job.nearest_point + b * (points + 1);
-  int32_t* bound = job.nearest_bound + b * (points + 1);
   const T* coords = static_cast<const T*>(job.grid) + b * points * D;
   // every point's pixel first (plane: outside; 16 points per AVX-512 step where NearestPixels16 applies), then the
   // walk over them in point order
@@ -773,10 +769,14 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
     case Padding::kBorder: find_pixels(std::integral_constant<Padding, Padding::kBorder>()); break;
     case Padding::kReflection: find_pixels(std::integral_constant<Padding, Padding::kReflection>()); break;
   }
-  if (job.nearest_channels_last) {  // the sums need no layers
+  if (job.nearest_channels_last) {  // the sums need no layers (nor their tables: nullptr)
     job.nearest_layers[b] = 0;
     return;
   }
+  int32_t* first = job.nearest_first + b * (plane + 1);
+  int32_t* pixels = job.nearest_pixel + b * (points + 1);
+  int32_t* from = job.nearest_point + b * (points + 1);
+  int32_t* bound = job.nearest_bound + b * (points + 1);
   thread_local std::vector<int32_t> seen, later_pixel, later_point, later_rank;
   const ScratchScope scope(seen, later_pixel, later_point, later_rank);
   seen.assign(plane + 1, 0);  // points so far at each pixel (the last: the points outside)
