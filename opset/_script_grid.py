@@ -166,15 +166,18 @@ def ScatterOverPlanes(contributions, keys, length):
     """contributions [N, C, M] added at keys [N, M] (in [0, length)): planes [N, C, length].
     ScatterElements, element by element and in order; int32 indices where they fit (a third faster: the
     index tensor, repeated over C, is the largest input)."""
-    shape = op.Shape(contributions)
-    zeros = op.Expand(op.CastLike(0.0, contributions), op.Concat(op.Shape(contributions, start=0, end=2), length,
-                                                                  axis=0))
-    where = op.Unsqueeze(keys, op.Constant(value_ints=[1]))
+    # the zero planes and the keys repeated over C as Gathers of rows (onnxruntime runs Expand on one thread,
+    # Gather on every one)
+    by_plane = op.Shape(contributions, start=0, end=2)
+    zeros = op.Gather(op.Expand(op.CastLike(0.0, contributions), op.Concat(op.Constant(value_ints=[1]), length, axis=0)),
+                      op.Expand(op.Constant(value_int=0), by_plane), axis=0)
+    items = op.Expand(op.Unsqueeze(op.Range(op.Constant(value_int=0), by_plane[0], op.Constant(value_int=1)),
+                                   op.Constant(value_ints=[1])), by_plane)
     if op.Less(length, op.Constant(value_ints=[2147483647])):  # INT32_MAX: the keys fit
-        planes = op.ScatterElements(zeros, op.Expand(op.Cast(where, to=onnx.TensorProto.INT32), shape),
+        planes = op.ScatterElements(zeros, op.Gather(op.Cast(keys, to=onnx.TensorProto.INT32), items, axis=0),
                                     contributions, axis=2, reduction="add")
     else:
-        planes = op.ScatterElements(zeros, op.Expand(where, shape), contributions, axis=2, reduction="add")
+        planes = op.ScatterElements(zeros, op.Gather(keys, items, axis=0), contributions, axis=2, reduction="add")
     return planes
 
 
