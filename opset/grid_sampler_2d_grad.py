@@ -94,7 +94,7 @@ def _function(grad_output, input, grid, interpolation_mode: str = "bilinear", pa
         base, extent, offsets, starts, ends = AddBoxAxis(base, extent, offsets, starts, ends, ty, fy,
                                                          op.Shape(input, start=2, end=3), op.Mul(edges, 2))
         grad_input, dot = GridTapGradients(input, grad_output, flat, weight, op.Not(op.Equal(interpolation, 1)), box,
-                                           base, offsets, starts, ends, extent)
+                                           base, offsets, starts, ends, extent, planes_perm=[0, 3, 1, 2])
         tap_axes = op.Constant(value_ints=[1, 2])
         last = op.Constant(value_ints=[-1])
         gix = op.Mul(op.ReduceSum(op.Mul(dot, slope_x), tap_axes, keepdims=0), mult_x)

@@ -88,7 +88,7 @@ def _function(grad, x, grid, interpolation_mode: str = "bilinear", padding_mode:
         base, extent, offsets, starts, ends = AddBoxAxis(base, extent, offsets, starts, ends, tz, fz,
                                                          op.Shape(x, start=2, end=3), no_fold)
         dx, dot = GridTapGradients(x, grad, flat, op.Mul(op.Mul(wx3, wy3), wz3), op.Not(op.Equal(interpolation, 1)),
-                                   box, base, offsets, starts, ends, extent)
+                                   box, base, offsets, starts, ends, extent, planes_perm=[0, 4, 1, 2, 3])
         # d/dx sums dot * sx (x) wy (x) wz over the taps, and so on: contracted one tap axis at a time, z first
         # (two passes over [N, Kx, Ky, Kz, P] instead of a slope tensor per coordinate)
         z_taps, y_taps, x_taps = op.Constant(value_ints=[3]), op.Constant(value_ints=[2]), op.Constant(value_ints=[1])
