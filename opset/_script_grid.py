@@ -314,7 +314,7 @@ def SortBoxTaps(base, offsets, starts, ends, extent, lead, padded):
     axis1 = op.Constant(value_int=1)
     unused, order = op.TopK(base, points, axis=1, largest=0, sorted=1)
     by_point = op.Concat(batch, points, axis=0)
-    place = op.ScatterElements(op.Expand(zero, by_point), order, op.Expand(op.Range(zero, points[0], one), by_point),
+    place = op.ScatterElements(op.Expand(zero, by_point), order, RepeatRow(op.Range(zero, points[0], one), batch),
                                axis=1)  # the inverse permutation: each point's place in base order
     counts = op.ScatterElements(op.Expand(zero, op.Concat(batch, extent, axis=0)), base, op.Expand(one, by_point),
                                 axis=1, reduction="add")  # points per base

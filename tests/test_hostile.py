@@ -150,7 +150,8 @@ def test_hostile_grid_matches_torch_where_torch_defines_it(interp, padding, name
 
 def _near_reflection_boundaries(size, corners, dtype):
     """Grid x values (float) whose pixels lie at and beside the fold points of reflection, k spans from the image
-    for k up to 2^19 (within the 2^23 pixels where reflection is defined): where a remainder by the period taken through a rounded quotient would be off by one."""
+    for k up to 2^19 (within the 2^23 pixels where reflection is defined): where a remainder by the period taken
+    through a rounded quotient would be off by one."""
     span, low = (size - 1, 0.0) if corners else (size, -0.5)
     pixels = [low + k * span + d for k in (1, 2, 3, 7, 64, 1001, 65536, 99991, 1 << 19) for d in (0.0, 0.25)]
     values = [(2 * p / (size - 1) - 1) if corners else ((2 * p + 1) / size - 1) for p in pixels]
