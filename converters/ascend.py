@@ -40,16 +40,15 @@ from resample_grad import opset
 from resample_grad.opset import ResampleGradError
 from resample_grad.opset._common import subgraphs, walk
 
+from . import ascend_cpp as cpp
 from . import ascend_prototypes as protos
 
-GE_DOMAIN = "resample_grad.ge"  # nodes named and attributed as GE ops; the parser plugin's OriginOpType key
-GE_VERSION = 1
+GE_DOMAIN, GE_VERSION = protos.GE_DOMAIN, protos.GE_VERSION
 ATC_MAX_OPSET = 18
 SOC_DEFAULT = "Ascend910B1"  # an Atlas A2 part: every op of the domain runs there
 OP = "to_ascend"
 RECORD_KEY = "resample_grad"  # the doc_string JSON key of the record
-DTYPE_NAMES = {TensorProto.FLOAT16: "float16", TensorProto.BFLOAT16: "bfloat16", TensorProto.FLOAT: "float32",
-               TensorProto.DOUBLE: "float64", TensorProto.INT32: "int32", TensorProto.INT64: "int64"}
+DTYPE_NAMES = cpp.DTYPE_NAMES
 FLOAT_ELEMS = {TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE}
 AGREEMENT = 1e-6  # ResizeGrad mappings: largest tap-weight difference per unit of input length (see _probe_axis)
 
@@ -274,7 +273,7 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
         ge_attrs = dict(original_size=size, roi=[], scales=[float(f) for f in forward],
                         coordinate_transformation_mode="align_corners" if corners else "half_pixel", cubic_coeff_a=-0.75,
                         exclude_outside=0, extrapolation_value=0.0, mode="cubic", nearest_mode="round_prefer_floor",
-                        data_format="NCHW")
+                        data_format="HWNC")  # as CANN's only caller (ops-cv resize_grad_d.cpp), on HWNC data
     else:  # UpsampleBilinear2dGrad and the antialias ops: inverse scales
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners, scales_h=_inverse(forward[0]),
                         scales_w=_inverse(forward[1]))
@@ -579,6 +578,24 @@ def _emit(original, plan: GePlan, needs_cast: bool, ctx: _Context) -> Tuple[List
             if name in original.output:  # not GridSampler's unused outputs
                 post.append(helper_node("Cast", [outputs[k]], [name], "cast_out", to=dtype))
             ctx.info[outputs[k]] = (plan.out_shapes[k] if k < len(plan.out_shapes) else None, TensorProto.FLOAT)
+    proto = protos.PROTOTYPES[plan.ge_type]
+    if proto.layout:  # image tensors in the axis order the GE op reads (channels last, HWNC) and back
+        back = [proto.layout.index(k) for k in range(len(proto.layout))]
+        for k, port in enumerate(proto.inputs):
+            if port in proto.layout_ports:
+                moved = ctx.fresh(f"{inputs[k]}_{port}_layout")
+                pre.append(helper_node("Transpose", [inputs[k]], [moved], f"{port}_layout", perm=list(proto.layout)))
+                shape = ctx.shape(inputs[k])
+                ctx.info[moved] = (None if shape is None else [shape[a] for a in proto.layout], ctx.elem(inputs[k]))
+                inputs[k] = moved
+        for k, port in enumerate(proto.outputs):
+            if port in proto.layout_ports and plan.outputs[k] in original.output:  # not GridSampler's unused ones
+                moved = ctx.fresh(f"{outputs[k]}_{port}_layout")
+                post.insert(0, helper_node("Transpose", [moved], [outputs[k]], f"{port}_layout", perm=back))
+                shape, elem = ctx.info.get(outputs[k], (plan.out_shapes[k] if k < len(plan.out_shapes) else None,
+                                                        ctx.elem(inputs[0])))
+                ctx.info[moved] = (None if shape is None else [shape[a] for a in proto.layout], elem)
+                outputs[k] = moved
     if plan.wrap:  # [N, C, L] -> [N, C, 1, L] and back
         axes = ctx.fresh("unsqueeze_axes")
         inits.append(numpy_helper.from_array(np.array([2], np.int64), axes))
@@ -781,17 +798,18 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     return conversion
 
 
-# GE ops whose attributes are the resample_grad op's own (same name, same values): a GE node without
-# the record (an older model.ascend.onnx) reads back as that op, Unsqueeze / Squeeze left in place
-SAME_ATTRIBUTES = ("GridSampler2DGrad", "GridSampler3DGrad", "UpsampleNearestExact2dGrad", "UpsampleNearest2dGrad",
-                   "ResizeBilinearV2Grad", "ResizeBicubicV2Grad", "ResizeLinearGrad", "ResizeNearestNeighborV2Grad")
+# GE ops whose attributes and tensors are the resample_grad op's own (same names, same values, same axis order): a
+# GE node without the record (an older model.ascend.onnx) reads back as that op, Unsqueeze / Squeeze left in place.
+# Not the GridSampler ops: their GE form reads channels last (the converter transposes around them).
+SAME_ATTRIBUTES = ("UpsampleNearestExact2dGrad", "UpsampleNearest2dGrad", "ResizeBilinearV2Grad", "ResizeBicubicV2Grad",
+                   "ResizeLinearGrad", "ResizeNearestNeighborV2Grad")
 
 
 def from_ascend(model: onnx.ModelProto) -> onnx.ModelProto:
     """A GE-named graph (to_ascend's model.ascend.onnx) back to the resample_grad domain.
 
     Each GE node whose doc_string holds to_ascend's record becomes the recorded node again, and the
-    Cast / Unsqueeze / Squeeze nodes and initializers added for it are removed: the original graph.
+    Cast / Transpose / Unsqueeze / Squeeze nodes and initializers added for it are removed: the original graph.
     """
     if not any(n.domain == GE_DOMAIN for n in walk(model.graph.node)):
         raise ResampleGradError("from_ascend", f"the model has no {GE_DOMAIN} nodes; expected a model written by "
@@ -812,9 +830,6 @@ def from_ascend(model: onnx.ModelProto) -> onnx.ModelProto:
                                                        f"in its doc_string, and its attributes follow GE's conventions "
                                                        f"(expected one of {', '.join(SAME_ATTRIBUTES)} or a record)")
             node.domain = opset.DOMAIN
-            if node.op_type.startswith("GridSampler"):
-                used = {name for n in model.graph.node for name in n.input} | {o.name for o in model.graph.output}
-                node.output[:] = [o if o in used else "" for o in node.output]
         nodes.append(node)
     nodes = [n for n in nodes if not (n.domain == "ai.onnx" and n.name in added)]
     for node in walk(nodes):
@@ -839,171 +854,6 @@ def from_ascend(model: onnx.ModelProto) -> onnx.ModelProto:
 
 # --------------------------------------------------------------------------- files
 
-def _cpp_string(value) -> str:
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def plugin_source(ge_ops: List[str]) -> str:
-    """The ATC ONNX parser plugin for the GE ops used: OriginOpType and a parse function each."""
-    parts = ["// ATC ONNX parser plugin for the resample_grad.ge domain (generated by resample_grad.converters.ascend).",
-             "// Build it into the CANN custom op package; its .so goes to the opp framework folder.",
-             "#include <cstdint>", "#include <vector>", "", '#include "register/register.h"', "", "namespace domi {",
-             "namespace {"]
-    for ge_type in ge_ops:
-        proto = protos.PROTOTYPES[ge_type]
-        parts.append(f"// {ge_type}: ONNX attributes (copied into op_src by the parser) to GE attributes.")
-        parts.append(f"Status Parse{ge_type}(const ge::Operator& op_src, ge::Operator& op_dest) {{")
-        for attr in proto.attrs:
-            getter = {protos.STRING: "ge::AscendString value;", protos.BOOL: "int64_t value = 0;  // ONNX has no bool: an int",
-                      protos.INT: "int64_t value = 0;", protos.FLOAT: "float value = 0.0f;",
-                      protos.LIST_INT: "std::vector<int64_t> value;", protos.LIST_FLOAT: "std::vector<float> value;"}[attr.ge_type]
-            setter = "value != 0" if attr.ge_type == protos.BOOL else "value"
-            parts += ["  {", f"    {getter}",
-                      f"    if (op_src.GetAttr({_cpp_string(attr.name)}, value) == ge::GRAPH_SUCCESS) {{",
-                      f"      op_dest.SetAttr({_cpp_string(attr.name)}, {setter});", "    }", "  }"]
-        parts += ["  return SUCCESS;", "}", ""]
-    parts.append("}  // namespace")
-    parts.append("")
-    for ge_type in ge_ops:
-        parts += [f"REGISTER_CUSTOM_OP({_cpp_string(ge_type)})", "    .FrameworkType(ONNX)",
-                  f"    .OriginOpType({{ge::AscendString({_cpp_string(f'{GE_DOMAIN}::{GE_VERSION}::{ge_type}')})}})",
-                  f"    .ParseParamsByOperatorFn(Parse{ge_type})", "    .ImplyType(ImplyType::TVM);", ""]
-    parts.append("}  // namespace domi")
-    return "\n".join(parts) + "\n"
-
-
-def _cpp_value(attr: protos.GeAttr, value) -> str:
-    if attr.ge_type == protos.STRING:
-        return _cpp_string(value)
-    if attr.ge_type == protos.BOOL:
-        return "true" if value else "false"
-    if attr.ge_type == protos.INT:
-        return f"int64_t{{{int(value)}}}"
-    if attr.ge_type == protos.FLOAT:
-        return f"{float(value)!r}f"
-    if attr.ge_type == protos.LIST_INT:
-        return "std::vector<int64_t>{" + ", ".join(str(int(v)) for v in value) + "}"
-    return "std::vector<float>{" + ", ".join(f"{float(v)!r}f" for v in value) + "}"
-
-
-def _desc(shape, elem, fmt="ND") -> str:
-    dims = ", ".join(str(d if d is not None else -1) for d in (shape or []))
-    return f"ge::TensorDesc(ge::Shape({{{dims}}}), ge::FORMAT_{fmt}, ge::{protos.GE_DTYPE.get(DTYPE_NAMES.get(elem, 'float32'))})"
-
-
-def graph_source(model: onnx.ModelProto, info, soc: str) -> str:
-    """The model's GE ops (with the Cast, Unsqueeze and Squeeze added for them) with the GE IR C++ API.
-
-    Values that come from other ops or from graph inputs become Data nodes, initializers Const nodes,
-    so the file builds the GE part of the model as an offline model, as CANN's test_geir examples do.
-    Every GE op's output desc is set: several of these ops register no shape inference in CANN.
-    """
-    added = set()
-    for node in model.graph.node:
-        record = _record_of(node) if node.domain == GE_DOMAIN else None
-        if record:
-            added |= set(record["added"])
-    initializers = {i.name: i for i in model.graph.initializer}
-    produced = {}  # value -> (C++ variable, GE output name or None)
-    body, data_count, inputs, outputs = [], [0], [], []
-    formats = {}  # value -> the GE format its consumer wants
-    for node in model.graph.node:
-        if node.domain == GE_DOMAIN:
-            for value in node.input:
-                formats.setdefault(value, protos.PROTOTYPES[node.op_type].tensor_format)
-
-    def ident(text):
-        return "v_" + "".join(ch if ch.isalnum() else "_" for ch in text)
-
-    def source(value):
-        if value in produced:
-            return produced[value]
-        shape, elem = info.get(value, (None, TensorProto.FLOAT))
-        var = ident(value)
-        if value in initializers:
-            array = numpy_helper.to_array(initializers[value])
-            data = ", ".join(str(v) for v in array.reshape(-1).tolist())
-            ctype = {np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t"}.get(array.dtype, "float")
-            body.extend([f"  std::vector<{ctype}> {var}_data{{{data}}};",
-                         f"  ge::Tensor {var}_tensor({_desc(list(array.shape), initializers[value].data_type)}, "
-                         f"reinterpret_cast<const uint8_t*>({var}_data.data()), {var}_data.size() * sizeof({ctype}));",
-                         f"  auto {var} = ge::op::Const({_cpp_string(value)}).set_attr_value({var}_tensor);"])
-        else:
-            body.extend([f"  auto {var} = ge::op::Data({_cpp_string(value)}).set_attr_index({data_count[0]});",
-                         f"  ge::TensorDesc {var}_desc = {_desc(shape, elem, formats.get(value, 'ND'))};",
-                         f"  {var}.update_input_desc_x({var}_desc);", f"  {var}.update_output_desc_y({var}_desc);"])
-            data_count[0] += 1
-            inputs.append(var)
-        produced[value] = (var, None)
-        return produced[value]
-
-    def connect(var, port, value):
-        src, out = source(value)
-        return f"  {var}.set_input_{port}({src}" + (f", {_cpp_string(out)});" if out else ");")
-
-    ge_order = [n for n in model.graph.node if n.domain == GE_DOMAIN or (n.domain == "ai.onnx" and n.name in added)]
-    for index, node in enumerate(ge_order):
-        var = f"n{index}"
-        if node.domain == GE_DOMAIN:
-            proto = protos.PROTOTYPES[node.op_type]
-            body.append(f"  auto {var} = ge::op::{node.op_type}({_cpp_string(node.name or var)});")
-            for port, value in zip(proto.inputs, node.input):
-                body.append(connect(var, port, value))
-            attrs = _attrs(node)
-            for attr in proto.attrs:
-                if attr.name in attrs:
-                    body.append(f"  {var}.set_attr_{attr.name}({_cpp_value(attr, attrs[attr.name])});")
-            for port, value in zip(proto.outputs, node.output):
-                shape, elem = info.get(value, (None, TensorProto.FLOAT))
-                body.append(f"  {var}.update_output_desc_{port}({_desc(shape, elem, proto.tensor_format)});")
-                produced[value] = (var, port)
-        else:
-            body.append(f"  auto {var} = ge::op::{node.op_type}({_cpp_string(var)});")
-            body.append(connect(var, "x", node.input[0]))
-            if node.op_type == "Cast":
-                to = DTYPE_NAMES.get(_attrs(node)["to"], "float32")
-                body.append(f"  {var}.set_attr_dst_type(ge::{protos.GE_DTYPE[to]});")
-            else:
-                body.append(f"  {var}.set_attr_{'axes' if node.op_type == 'Unsqueeze' else 'axis'}(std::vector<int64_t>{{2}});")
-            produced[node.output[0]] = (var, "y")
-    graph_outputs = {o.name for o in model.graph.output}
-    consumed = {name for n in ge_order for name in n.input}
-    for node in ge_order:
-        for value in node.output:
-            if value and (value in graph_outputs or value not in consumed) and produced.get(value, (None,))[0] not in outputs:
-                outputs.append(produced[value][0])
-    return "\n".join([
-        "// The GE ops of the model with the GE IR C++ API (generated by resample_grad.converters.ascend).",
-        "#include <cstdint>", "#include <map>", "#include <vector>", "",
-        '#include "all_ops.h"', '#include "ge/ge_ir_build.h"', '#include "graph/graph.h"', '#include "graph/types.h"', "",
-        "int main() {", *body, "",
-        f"  std::vector<ge::Operator> inputs{{{', '.join(inputs)}}};",
-        f"  std::vector<ge::Operator> outputs{{{', '.join(outputs)}}};",
-        f"  ge::Graph graph({_cpp_string(model.graph.name or 'resample_grad')});",
-        "  graph.SetInputs(inputs).SetOutputs(outputs);",
-        f"  std::map<ge::AscendString, ge::AscendString> global_options = {{{{ge::ir_option::SOC_VERSION, {_cpp_string(soc)}}}}};",
-        "  if (ge::aclgrphBuildInitialize(global_options) != ge::GRAPH_SUCCESS) return 1;",
-        "  ge::ModelBufferData model;",
-        "  std::map<ge::AscendString, ge::AscendString> build_options;",
-        "  if (ge::aclgrphBuildModel(graph, build_options, model) != ge::GRAPH_SUCCESS) return 1;",
-        f"  if (ge::aclgrphSaveModel({_cpp_string(model.graph.name or 'resample_grad')}, model) != ge::GRAPH_SUCCESS) return 1;",
-        "  ge::aclgrphBuildFinalize();", "  return 0;", "}", ""])
-
-
-def atc_script(model: onnx.ModelProto, info, soc: str, plugin: bool) -> str:
-    initialized = {i.name for i in model.graph.initializer}
-    shapes = ";".join(f"{i.name}:" + ",".join(str(d if d is not None else -1) for d in (info.get(i.name, ([],))[0] or []))
-                      for i in model.graph.input if i.name not in initialized)
-    lines = ["#!/usr/bin/env bash", "# ATC for this model (run on a machine with CANN; set up its environment first,",
-             "# e.g. source /usr/local/Ascend/ascend-toolkit/set_env.sh).", "set -euo pipefail", 'cd "$(dirname "$0")"']
-    if plugin:
-        lines += ["# The resample_grad.ge nodes need the parser plugin: build plugins/resample_grad_onnx_plugin.cc",
-                  "# into your CANN custom op package (framework/onnx) and install it before running ATC."]
-    lines.append(f'atc --model=model.ascend.onnx --framework=5 --output={model.graph.name or "model"} '
-                 f'--soc_version={soc} --input_shape="{shapes}"')
-    return "\n".join(lines) + "\n"
-
-
 def _write(conversion: Conversion, out: pathlib.Path, info) -> None:
     out.mkdir(parents=True, exist_ok=True)
     model = conversion.model
@@ -1013,14 +863,16 @@ def _write(conversion: Conversion, out: pathlib.Path, info) -> None:
     if ge_ops:
         (out / "plugins").mkdir(exist_ok=True)
         (out / "graph").mkdir(exist_ok=True)
-        (out / "plugins" / "resample_grad_onnx_plugin.cc").write_text(plugin_source(ge_ops))
+        (out / "plugins" / cpp.PLUGIN_FILE).write_text(cpp.plugin_source(ge_ops))
         info = dict(info)
         for name, value in _shapes_and_types_loose(model).items():
             info.setdefault(name, value)
-        (out / "graph" / "build_graph.cc").write_text(graph_source(model, info, conversion.soc))
-        conversion.files["plugin"] = str(out / "plugins" / "resample_grad_onnx_plugin.cc")
+        added = {name for node in model.graph.node if node.domain == GE_DOMAIN
+                 for name in (_record_of(node) or {"added": []})["added"]}
+        (out / "graph" / "build_graph.cc").write_text(cpp.graph_source(model, info, conversion.soc, added))
+        conversion.files["plugin"] = str(out / "plugins" / cpp.PLUGIN_FILE)
         conversion.files["graph"] = str(out / "graph" / "build_graph.cc")
-    (out / "atc.sh").write_text(atc_script(model, info, conversion.soc, bool(ge_ops)))
+    (out / "atc.sh").write_text(cpp.atc_script(model, info, conversion.soc, bool(ge_ops)))
     (out / "atc.sh").chmod(0o755)
     conversion.files["atc"] = str(out / "atc.sh")
     report = {"soc": conversion.soc, "family": conversion.family, "nodes": [dataclasses.asdict(r) for r in conversion.nodes],
@@ -1036,65 +888,3 @@ def _shapes_and_types_loose(model):
     except Exception:  # noqa: BLE001
         return {}
     return {name: value for name, value in _value_types(inferred).items() if value[0] is not None}
-
-
-# --------------------------------------------------------------------------- command line and demo
-
-def add_cli(sub) -> None:
-    convert = sub.add_parser(
-        "convert", help="convert a model for Ascend ATC, or back", description=__doc__.split("\n\n")[0].splitlines()[0]
-        + " --target ascend writes model.ascend.onnx, the ATC parser plugin, the GE IR graph, atc.sh and report.json "
-          "into the -o folder; --from ascend turns a model.ascend.onnx back into a model with resample_grad ops.")
-    convert.add_argument("model", help="an .onnx model (with --from ascend: a model.ascend.onnx)")
-    direction = convert.add_mutually_exclusive_group()
-    direction.add_argument("--target", choices=["ascend"], help="convert to this target (default: ascend, unless --from)")
-    direction.add_argument("--from", dest="source", choices=["ascend"], help="convert a model written by --target "
-                           "ascend back to the resample_grad ops")
-    convert.add_argument("--soc", help=f"the ATC SoC name, a concrete one, not a family (default: {SOC_DEFAULT}); "
-                         f"accepted: {protos.known_socs()}")
-    convert.add_argument("-o", "--output", required=True, metavar="DIR|FILE.onnx", help="--target: the output folder, created if missing; "
-                         "--from: the output .onnx file")
-    convert.add_argument("--cast", action="store_true", help="insert Cast nodes around ops whose dtype the device lacks")
-    convert.add_argument("--fallback", choices=["node", "all"], help="node: replace nodes the device cannot run with their "
-                         "standard-ONNX function body; all: lower the whole model to standard ONNX, no plugin needed "
-                         "(default: neither, a node the device cannot run is an error)")
-    convert.add_argument("--wide-modes", action="store_true", help="accept bicubic / reflection (newer CANN releases)")
-    convert.set_defaults(func=_cmd_convert)
-
-
-
-def _cmd_convert(args) -> int:
-    from resample_grad.cli import CliError, load_model, output_file, output_folder, progress, write_atomically
-
-    if args.source == "ascend":
-        given = [flag for flag, value in (("--soc", args.soc), ("--cast", args.cast), ("--fallback", args.fallback),
-                                          ("--wide-modes", args.wide_modes)) if value]
-        if given:
-            raise CliError(f"convert: {', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to "
-                           "--target ascend, not to --from ascend")
-        out = output_file(args.output, ".onnx", "convert --from ascend: -o")
-        model = load_model(args.model, converted_ok=True)
-        back = from_ascend(model)
-        write_atomically(out, lambda handle: handle.write(back.SerializeToString()))
-        ops = sorted({n.op_type for n in back.graph.node if n.domain == opset.DOMAIN})
-        print(f"wrote {out}: {len(back.graph.node)} nodes, resample_grad ops {', '.join(ops) or 'none'}")
-        return 0
-    out = output_folder(args.output, "convert: -o")
-    try:
-        soc = protos.resolve_soc(args.soc or SOC_DEFAULT)[0]
-    except ValueError as error:
-        raise CliError(f"convert: {error}") from None
-    model = load_model(args.model, converted_ok=True)  # to_ascend names an already converted model itself
-    progress(f"converting {args.model} for {soc}")
-    # every check runs before the first file is written: a refused model leaves nothing behind
-    conversion = to_ascend(model, soc=soc, out_dir=out, cast=args.cast, fallback=args.fallback,
-                           wide_modes=args.wide_modes)
-    print(conversion.summary())
-    return 0
-
-
-def demo_conversion(model: onnx.ModelProto, out_dir) -> str:
-    """The demo's Ascend column: convert for an A2 SoC, falling back per node where the device cannot run it."""
-    conversion = to_ascend(model, soc="Ascend910B1", out_dir=out_dir, fallback="node")
-    fallen = sum(1 for r in conversion.nodes if r.action.startswith("fallback"))
-    return f"{len(conversion.nodes) - fallen} GE op(s)" + (f", {fallen} fallback" if fallen else "")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, Optional, Tuple
 
+GE_DOMAIN = "resample_grad.ge"  # nodes named and attributed as GE ops; the parser plugin's OriginOpType key
+GE_VERSION = 1
 # GE attribute types as the plugin and the GE IR setters see them
 STRING, BOOL, INT, FLOAT, LIST_INT, LIST_FLOAT = "String", "Bool", "Int", "Float", "ListInt", "ListFloat"
 
@@ -72,11 +74,23 @@ class GeOp:
     wide_modes: Dict[str, Tuple[str, ...]] = dataclasses.field(default_factory=dict)  # newer CANN, opt-in
     limit: Optional[ScaleLimit] = None
     rank: int = 4  # rank of the first input (and the output) the GE op takes
-    tensor_format: str = "ND"  # GE format of its tensors (the Resize*V2 ops want NCHW, ND is refused)
+    # GE format of each port that is not ND (the parser plugin sets it, as CANN's ONNX plugins and aclnn callers do)
+    formats: Dict[str, str] = dataclasses.field(default_factory=dict)
+    # the axis order the op reads its image tensors in, as a permutation of the ONNX (N, C, spatial...) order; the
+    # converter transposes the `layout_ports` inputs by it and the outputs back (None: the op reads N, C, spatial...)
+    layout: Optional[Tuple[int, ...]] = None
+    layout_ports: Tuple[str, ...] = ()
     source: str = ""  # where the row comes from
 
     def attr(self, name: str) -> GeAttr:
         return next(a for a in self.attrs if a.name == name)
+
+    def port_formats(self):
+        """(port, is input, GE format name) of each port whose format is not ND, inputs first."""
+        return [(p, p in self.inputs, self.formats[p]) for p in self.inputs + self.outputs if p in self.formats]
+
+    def port_format(self, port: str) -> str:
+        return self.formats.get(port, "ND")
 
 
 def _req(name, ge_type):
@@ -90,6 +104,11 @@ def _opt(name, ge_type, default=None):
 _UPSAMPLE_2D_SIZES = (_req("output_size", LIST_INT), _req("input_size", LIST_INT))
 _INVERSE_SCALES_2D = (_opt("scales_h", FLOAT), _opt("scales_w", FLOAT))
 _INVERSE_002 = ScaleLimit(low=0.02, source="tiling/aclnn: inverse scale >= 0.02")
+# GridSampler2DGrad / 3DGrad read grad and x channels last and write dx so (REG_OP doc; their tilings; aclnn
+# transposes and sets these formats); the Resize*V2 ops' definitions list NCHW for their image tensors
+_CHANNELS_LAST_2D = {"grad": "NHWC", "x": "NHWC", "dx": "NHWC"}
+_CHANNELS_LAST_3D = {"grad": "NDHWC", "x": "NDHWC", "dx": "NDHWC"}
+_NCHW_V2 = {"grads": "NCHW", "original_image": "NCHW", "y": "NCHW"}
 
 PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("GridSampler2DGrad", ("grad", "x", "grid"), ("dx", "dgrid"),
@@ -99,13 +118,15 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
          modes={"interpolation_mode": ("bilinear", "nearest"), "padding_mode": ("zeros", "border")},
          wide_modes={"interpolation_mode": ("bilinear", "nearest", "bicubic"),
                      "padding_mode": ("zeros", "border", "reflection")},
-         source="REG_OP; seeds 000/001"),
+         formats=_CHANNELS_LAST_2D, layout=(0, 2, 3, 1), layout_ports=("grad", "x", "dx"),
+         source="REG_OP (grad and x NHWC); seeds 000/001; tiling and aclnn: channels last"),
     GeOp("GridSampler3DGrad", ("grad", "x", "grid"), ("dx", "dgrid"),
          (_opt("interpolation_mode", STRING, "bilinear"), _opt("padding_mode", STRING, "zeros"),
           _opt("align_corners", BOOL, False)),
-         {"Atlas training series": ("float16", "float32"), **{f: WITH_DOUBLE for f in A2_A3_950}},
+         {"Atlas training series": ("float16", "float32"), **{f: ("float16", "float32", "float64") for f in A2_A3_950}},
          modes={"interpolation_mode": ("bilinear", "nearest"), "padding_mode": ("zeros", "border", "reflection")},
-         rank=5, source="REG_OP; README (training series: no double, bfloat16)"),
+         formats=_CHANNELS_LAST_3D, layout=(0, 2, 3, 4, 1), layout_ports=("grad", "x", "dx"),
+         rank=5, source="REG_OP (no bfloat16); README (training series: no double); tiling and aclnn: channels last"),
     GeOp("UpsampleNearest2dGrad", ("grad_output",), ("grad_input",), _UPSAMPLE_2D_SIZES + _INVERSE_SCALES_2D,
          {f: HALF_AND_FLOAT for f in A2_A3},
          limit=ScaleLimit(high=50.0, source="tiling shared with UpsampleNearestExact2dGrad: downscale <= 50x"),
@@ -144,11 +165,12 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
          {f: HALF_AND_FLOAT for f in A2_A3_950}, limit=_INVERSE_002, source="op_host def (scales inverse)"),
     GeOp("ResizeNearestNeighborV2Grad", ("grads", "size"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
-         {"Ascend 950": HALF_AND_FLOAT, "Atlas A2": WITH_DOUBLE, "Atlas A3": WITH_DOUBLE}, tensor_format="NCHW",
+         {"Ascend 950": HALF_AND_FLOAT, "Atlas A2": WITH_DOUBLE, "Atlas A3": WITH_DOUBLE},
+         formats={"grads": "NCHW", "y": "NCHW"},
          source="REG_OP; README products; 950 def fp16/fp32/bf16, closed-source kernel elsewhere (AI CPU double)"),
     GeOp("ResizeBicubicV2Grad", ("grads", "original_image"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
-         {"Ascend 950": HALF_AND_FLOAT}, tensor_format="NCHW", source="REG_OP; def ascend950 only"),
+         {"Ascend 950": HALF_AND_FLOAT}, formats=_NCHW_V2, source="REG_OP; def ascend950 only"),
     GeOp("ResizeLinearGrad", ("grads", "original_image"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("scale", FLOAT, 0.0)),
          {"Ascend 950": HALF_AND_FLOAT}, rank=3, source="REG_OP; def ascend950 only"),
@@ -156,7 +178,7 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
          (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
          {family: HALF_AND_FLOAT for family in
           ("Ascend 950", "Atlas A3", "Atlas A2", "Atlas inference series", "Atlas training series")},
-         tensor_format="NCHW", source="REG_OP; seed 004"),
+         formats=_NCHW_V2, source="REG_OP; seed 004"),
     GeOp("ResizeGradD", ("grads",), ("y",),
          (_req("original_size", LIST_INT), _opt("roi", LIST_INT, ()), _opt("scales", LIST_FLOAT, ()),
           _opt("coordinate_transformation_mode", STRING, "half_pixel"), _opt("cubic_coeff_a", FLOAT, -0.75),
@@ -164,7 +186,8 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
           _opt("nearest_mode", STRING, "round_prefer_floor"), _opt("data_format", STRING, "NCHW")),
          {f: ("float16", "float32") for f in ("Atlas training series", "Atlas inference series") + A2_A3},
          modes={"mode": ("linear", "cubic"), "coordinate_transformation_mode": ("half_pixel", "align_corners"),
-                "data_format": ("NCHW", "HWNC")}, tensor_format="NCHW",
+                "data_format": ("NCHW", "HWNC")}, formats={"grads": "NCHW", "y": "NCHW"},
+         layout=(2, 3, 0, 1), layout_ports=("grads", "y"),
          source="op_cv_proto_extend.h; spec page (training series); aclnnUpsampleBicubic2dBackward's fallback "
                 "on inference, A2, A3; torch bicubic backward, A fixed at -0.75"),
 )}

@@ -7,8 +7,10 @@ Paths:
 """
 from __future__ import annotations
 
-import sys
+import functools
 import pathlib
+import sys
+import tempfile
 
 import ml_dtypes
 import numpy as np
@@ -82,3 +84,19 @@ def pytest_collection_modifyitems(config, items):
                          for m in item.iter_markers("xdist_group")})
         if groups and "@" not in item.nodeid.rpartition("]")[2]:
             item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
+GE_STUB = pathlib.Path(__file__).parent / "ge_stub"
+sys.path.insert(0, str(GE_STUB))
+import check_against_cann  # noqa: E402
+
+
+@functools.lru_cache(maxsize=None)
+def ge_onnx_pb() -> pathlib.Path:
+    """A folder with onnx/proto/ge_onnx.pb.{h,cc}: protoc's output for CANN's ge_onnx.proto (tests/ge_stub)."""
+    return check_against_cann.protoc(pathlib.Path(tempfile.mkdtemp(prefix="ge_onnx_pb_")))
+
+
+def ge_stub_includes() -> tuple:
+    """-I flags that compile the generated Ascend files against tests/ge_stub."""
+    return (f"-I{GE_STUB}", f"-I{ge_onnx_pb()}")

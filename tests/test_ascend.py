@@ -6,6 +6,7 @@ resolved from the sizes.
 """
 from __future__ import annotations
 
+import copy
 import json
 import pathlib
 import re
@@ -18,7 +19,7 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import one_node_model
+from conftest import ge_stub_includes, one_node_model
 from resample_grad import models, opset, runtime
 from resample_grad.cli import disagreement, random_inputs, run_on
 from resample_grad.converters import ascend
@@ -38,19 +39,24 @@ UP2 = {"grad_output": (2, 3, 10, 9)}
 UP3 = {"grad_output": (1, 2, 4, 6, 9)}
 V2 = {"grads": (2, 3, 8, 6), "original_image": (2, 3, 4, 5)}
 DEFAULT_GS = dict(interpolation_mode="bilinear", padding_mode="zeros", align_corners=0)
+# the GE GridSampler ops read grad and x channels last and write dx so; ResizeGradD reads and writes HWNC
+CHANNELS_LAST_2D = ["Transpose", "Transpose", "GridSampler2DGrad", "Transpose"]
+CHANNELS_LAST_3D = ["Transpose", "Transpose", "GridSampler3DGrad", "Transpose"]
+HWNC = ["Transpose", "ResizeGradD", "Transpose"]
 
 # (id, op, inputs, outputs, attributes, soc, GE op, the GE attributes expected, op types of the converted graph)
 NODES = [
     *[(f"gs-{i}-{p}-{c}", "GridSampler2DGrad", GS_IN, ["grad_input", "grad_grid"],
        dict(interpolation_mode=i, padding_mode=p, align_corners=c), A2, "GridSampler2DGrad",
-       dict(interpolation_mode=i, padding_mode=p, align_corners=c), None)
+       dict(interpolation_mode=i, padding_mode=p, align_corners=c), CHANNELS_LAST_2D)
       for i, p, c in [("bilinear", "zeros", 0), ("nearest", "border", 1), ("bilinear", "border", 1), ("nearest", "zeros", 0)]],
-    ("gs-only-grid", "GridSampler2DGrad", GS_IN, ["", "grad_grid"], {}, A2, "GridSampler2DGrad", DEFAULT_GS, None),
+    ("gs-only-grid", "GridSampler2DGrad", GS_IN, ["", "grad_grid"], {}, A2, "GridSampler2DGrad", DEFAULT_GS,
+     CHANNELS_LAST_2D[:-1]),  # dx unused: not transposed back
     *[(f"gs3-{i}-{p}-{c}", "GridSampler3DGrad", GS3_IN, ["dx", "dgrid"], dict(interpolation_mode=i, padding_mode=p, align_corners=c),
-       soc, "GridSampler3DGrad", dict(interpolation_mode=i, padding_mode=p, align_corners=c), None)
+       soc, "GridSampler3DGrad", dict(interpolation_mode=i, padding_mode=p, align_corners=c), CHANNELS_LAST_3D)
       for i, p, c, soc in [("bilinear", "zeros", 0, A2), ("nearest", "border", 1, N950), ("bilinear", "reflection", 1, TRAINING),
                            ("nearest", "reflection", 0, "Ascend910_9391")]],
-    ("gs3-only-dx", "GridSampler3DGrad", GS3_IN, ["dx"], {}, A2, "GridSampler3DGrad", DEFAULT_GS, None),
+    ("gs3-only-dx", "GridSampler3DGrad", GS3_IN, ["dx"], {}, A2, "GridSampler3DGrad", DEFAULT_GS, CHANNELS_LAST_3D),
     ("nx2-default", "UpsampleNearestExact2dGrad", {"grad_output": (2, 3, 8, 10)}, ["grad_input"], dict(input_size=[2, 3, 4, 5]),
      A2, "UpsampleNearestExact2dGrad", dict(output_size=[8, 10], input_size=[2, 3, 4, 5], scales_h=0.0, scales_w=0.0), None),
     ("nx2-scales-dynamic-batch", "UpsampleNearestExact2dGrad", UP2, ["grad_input"],
@@ -107,12 +113,12 @@ NODES = [
      dict(input_size=[2, 3, 4, 6], output_size=[10, 9], scales_h=2.5), TRAINING, "ResizeGradD",
      dict(original_size=[2, 3, 4, 6], roi=[], scales=[2.5, 0.0], coordinate_transformation_mode="half_pixel",
           cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic", nearest_mode="round_prefer_floor",
-          data_format="NCHW"), None),
+          data_format="HWNC"), HWNC),
     ("bc2-beyond-50x-on-a2", "UpsampleBicubic2dGrad", {"grad_output": (1, 2, 120, 3)}, ["grad_input"],
      dict(input_size=[1, 2, 2, 3], output_size=[120, 3], align_corners=1), A2, "ResizeGradD",
      dict(original_size=[1, 2, 2, 3], roi=[], scales=[0.0, 0.0], coordinate_transformation_mode="align_corners",
           cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic", nearest_mode="round_prefer_floor",
-          data_format="NCHW"), None),
+          data_format="HWNC"), HWNC),
     ("aa-bl-down", "UpsampleBilinear2dAABackward", {"grad_output": (2, 3, 3, 4)}, ["grad_input"],
      dict(input_size=[2, 3, 7, 9], output_size=[3, 4], scales_h=0.5), N950, "UpsampleBilinear2dAABackward",
      dict(output_size=[3, 4], input_size=[2, 3, 7, 9], align_corners=0, scales_h=2.0, scales_w=0.0), None),
@@ -146,7 +152,7 @@ def _ge_value(attribute):
 
 def _compiles(*sources):
     for source in sources:
-        result = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", f"-I{STUB}", str(source)],
+        result = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", *ge_stub_includes(), str(source)],
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
 
@@ -210,9 +216,58 @@ def test_emitted_node_matches_the_prototype_table(case, tmp_path):
     assert f'ge::AscendString("resample_grad.ge::1::{ge_op}")' in plugin.read_text()
     text = graph.read_text()
     for port in PROTOTYPES[ge_op].outputs:  # output descs set: several of these ops have no infershape
-        assert f".update_output_desc_{port}(" in text
+        assert f'.UpdateOutputDesc("{port}", ' in text
     for name in expected:
-        assert f".set_attr_{name}(" in text
+        assert f'.SetAttr("{name}", ' in text
+
+
+# What CANN documents the GE GridSampler ops compute, in the layout it documents: grad and x channels last ("The format
+# must be NHWC", hicann/ops-cv image/grid_sampler2_d_grad/op_graph/grid_sampler2_d_grad_proto.h; the 2-D and 3-D
+# tilings read [N, (D,) H, W, C]), dx channels last, grid and dgrid as they are.
+TO_FIRST = {4: [0, 3, 1, 2], 5: [0, 4, 1, 2, 3]}
+TO_LAST = {4: [0, 2, 3, 1], 5: [0, 2, 3, 4, 1]}
+
+
+def _emulate_ge_grid_samplers(model: onnx.ModelProto) -> onnx.ModelProto:
+    """model.ascend.onnx with each GE GridSampler node replaced by that documented computation, done by the
+    resample_grad op between transposes written here from the documentation (not by the converter)."""
+    model = copy.deepcopy(model)
+    nodes = []
+    for k, node in enumerate(model.graph.node):
+        if node.domain != ascend.GE_DOMAIN:
+            nodes.append(node)
+            continue
+        assert node.op_type.startswith("GridSampler"), node.op_type
+        rank = 5 if node.op_type == "GridSampler3DGrad" else 4
+        grad, x, dx = f"emulated{k}_grad", f"emulated{k}_x", f"emulated{k}_dx"
+        nodes += [helper.make_node("Transpose", [node.input[0]], [grad], perm=TO_FIRST[rank]),
+                  helper.make_node("Transpose", [node.input[1]], [x], perm=TO_FIRST[rank])]
+        nodes.append(opset.make_node(node.op_type, [grad, x, node.input[2]], [dx, node.output[1]],
+                                     **{a.name: helper.get_attribute_value(a) for a in node.attribute}))
+        nodes.append(helper.make_node("Transpose", [dx], [node.output[0]], perm=TO_LAST[rank]))
+    for node in nodes:
+        node.domain = "" if node.domain == "ai.onnx" else node.domain
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    imports = {o.domain or "ai.onnx": o.version for o in model.opset_import if o.domain != ascend.GE_DOMAIN}
+    imports = {"" if d == "ai.onnx" else d: v for d, v in imports.items()}
+    imports[opset.DOMAIN] = opset.VERSION
+    del model.opset_import[:]
+    model.opset_import.extend(helper.make_opsetid(d, v) for d, v in imports.items())
+    return opset.attach(model)
+
+
+GRID_CASES = [c for c in NODES if c[1].startswith("GridSampler")]
+
+
+@pytest.mark.parametrize("case", GRID_CASES, ids=[c[0] for c in GRID_CASES])
+def test_grid_samplers_in_cann_layout_compute_the_original(case):
+    """The converted graph, its GE GridSampler nodes computing what CANN documents in CANN's layout, gives the original
+    model's outputs bit for bit: the converter's transposes put grad and x channels last and bring dx back."""
+    _, op_type, inputs, outputs, attrs, *_ = case
+    model = _model(op_type, inputs, outputs, attrs)
+    converted = ascend.to_ascend(model, soc=A2, wide_modes=True).model
+    _bit_identical(model, _emulate_ge_grid_samplers(converted), random_inputs(model, seed=8))
 
 
 # ResizeNearestNeighborV2Grad's size: CANN wants an int32 [H, W]; (id, how size is given, GE-side op types, size input kind)
@@ -267,7 +322,7 @@ def test_nearest_neighbor_v2_size_is_int32(case, attrs, tmp_path):
     _bit_identical(model, back, feeds)
     _compiles(tmp_path / "plugins" / "resample_grad_onnx_plugin.cc", tmp_path / "graph" / "build_graph.cc")
     if kind.endswith("initializer"):  # a constant size is a Const in GE IR
-        assert "ge::op::Const(" in (tmp_path / "graph" / "build_graph.cc").read_text()
+        assert f'= Constant("{node.input[1]}", std::vector<int32_t>{{4, 5}}' in (tmp_path / "graph" / "build_graph.cc").read_text()
 
 
 # --------------------------------------------------------------------------- ResizeGrad
@@ -324,7 +379,7 @@ RESIZE_GRAD_NODES = [
      [2, 3, 7, 3], None, TRAINING, "ResizeGradD",
      dict(original_size=[2, 3, 4, 5], roi=[], scales=[0.0, 0.0], coordinate_transformation_mode="align_corners",
           cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic", nearest_mode="round_prefer_floor",
-          data_format="NCHW"), None),
+          data_format="HWNC"), HWNC),
     ("antialias-linear", dict(LINEAR, antialias=1, exclude_outside=1), [2, 3, 8, 10], [2, 3, 4, 4], None, A2,
      "UpsampleBilinear2dAABackward", dict(output_size=[4, 4], input_size=[2, 3, 8, 10], align_corners=0, scales_h=0.0,
                                           scales_w=0.0), None),
@@ -758,18 +813,7 @@ def test_from_ascend_without_records(tmp_path):
         ascend.from_ascend(bilinear)
 
 
-def test_the_stub_declares_every_ge_op_as_the_table_does():
-    """tests/ge_stub/all_ops.h has one class per GE op with the table's inputs, outputs and attributes."""
-    header = (STUB / "all_ops.h").read_text()
-    cpp = {STRING: "std::string", BOOL: "bool", INT: "int64_t", FLOAT: "float", LIST_INT: "std::vector<int64_t>",
-           LIST_FLOAT: "std::vector<float>"}
-    for ge_type, proto in PROTOTYPES.items():
-        body = re.search(rf"class {ge_type} : public Operator {{(.*?)\n}};", header, re.S)
-        assert body, ge_type
-        text = body.group(1)
-        assert re.findall(r"RG_INPUT\(\w+, (\w+)\)", text) == list(proto.inputs)
-        assert re.findall(r"RG_OUTPUT\(\w+, (\w+)\)", text) == list(proto.outputs)
-        assert re.findall(r"RG_ATTR\(\w+, (\w+), ([\w:<>]+)\)", text) == [(a.name, cpp[a.ge_type]) for a in proto.attrs]
+def test_every_op_of_the_domain_has_its_ge_ops():
     assert set(GE_OP_FOR) == set(OPS) - {"ResizeGrad"}  # every op of the domain has its GE op(s)
     assert {t for row in RESIZE_GRAD_MAPPINGS for t, _ in row.targets} <= set(GE_OP_FOR)
 

@@ -473,7 +473,7 @@ def _training_demo(workdir: pathlib.Path, threads: int) -> bool:
 def _ascend_converter():
     """The Ascend conversion step of the demo, when the converter is installed."""
     try:
-        from resample_grad.converters import ascend
+        from resample_grad.converters import ascend_cli as ascend
     except ImportError:
         return None
     return ascend.demo_conversion
@@ -649,7 +649,7 @@ def _needs_onnxruntime(args) -> int:
 
 def _add_convert(sub) -> None:
     try:
-        from resample_grad.converters import ascend
+        from resample_grad.converters import ascend_cli as ascend
     except ImportError:
         return
     ascend.add_cli(sub)

@@ -1,21 +1,35 @@
-// Test stub of CANN graph/types.h and graph/tensor.h: only what the generated code uses.
+// Test stub of CANN graph/types.h: only what the generated files use, copied from
+// from: hicann/metadef@786891c02e5a7f509c6ffffd854e33ddefe3527c inc/external/graph/types.h
+// (enumerator values from inc/external/graph/c_types.h of the same commit).
 #pragma once
-#include <cstddef>
 #include <cstdint>
-#include <vector>
 namespace ge {
-enum Format { FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2 };
-enum DataType { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT32 = 3, DT_INT64 = 9, DT_DOUBLE = 11, DT_BF16 = 27 };
-class Shape {
- public:
-  explicit Shape(const std::vector<int64_t>& dims);
+using char_t = char;
+using float32_t = float;
+enum DataType {
+  DT_FLOAT = 0,
+  DT_FLOAT16 = 1,
+  DT_INT32 = 3,
+  DT_INT64 = 9,
+  DT_DOUBLE = 11,
+  DT_BF16 = 27,
 };
-class TensorDesc {
- public:
-  TensorDesc(Shape shape, Format format = FORMAT_ND, DataType dt = DT_FLOAT);
-};
-class Tensor {
- public:
-  Tensor(const TensorDesc& desc, const uint8_t* data, size_t size);
+enum Format {
+  FORMAT_NCHW = 0,
+  FORMAT_NHWC = 1,
+  FORMAT_ND = 2,
+  FORMAT_NDHWC = 27,
+  FORMAT_NCDHW = 30,
 };
 }  // namespace ge
+namespace domi {
+enum class ImplyType : unsigned int {
+  BUILTIN = 0,
+  BUILDIN = BUILTIN,
+  TVM,
+  CUSTOM,
+  AI_CPU,
+};
+using char_t = ge::char_t;
+using float32_t = ge::float32_t;
+}  // namespace domi

@@ -1,0 +1,72 @@
+"""The `resample-grad convert` command and the demo's Ascend column (the converter is ascend.py).
+
+    resample-grad convert MODEL --target ascend --soc SOC -o DIR [--cast] [--fallback node|all] [--wide-modes]
+    resample-grad convert model.ascend.onnx --from ascend -o MODEL.onnx
+"""
+from __future__ import annotations
+
+import onnx
+
+from resample_grad import opset
+
+from . import ascend_prototypes as protos
+from .ascend import SOC_DEFAULT, from_ascend, to_ascend
+
+
+def add_cli(sub) -> None:
+    convert = sub.add_parser(
+        "convert", help="convert a model for Ascend ATC, or back",
+        description="ONNX models with resample_grad ops to Ascend ATC, and back. --target ascend writes model.ascend.onnx, the ATC parser plugin, the GE IR graph, atc.sh and report.json "
+          "into the -o folder; --from ascend turns a model.ascend.onnx back into a model with resample_grad ops.")
+    convert.add_argument("model", help="an .onnx model (with --from ascend: a model.ascend.onnx)")
+    direction = convert.add_mutually_exclusive_group()
+    direction.add_argument("--target", choices=["ascend"], help="convert to this target (default: ascend, unless --from)")
+    direction.add_argument("--from", dest="source", choices=["ascend"], help="convert a model written by --target "
+                           "ascend back to the resample_grad ops")
+    convert.add_argument("--soc", help=f"the ATC SoC name, a concrete one, not a family (default: {SOC_DEFAULT}); "
+                         f"accepted: {protos.known_socs()}")
+    convert.add_argument("-o", "--output", required=True, metavar="DIR|FILE.onnx", help="--target: the output folder, created if missing; "
+                         "--from: the output .onnx file")
+    convert.add_argument("--cast", action="store_true", help="insert Cast nodes around ops whose dtype the device lacks")
+    convert.add_argument("--fallback", choices=["node", "all"], help="node: replace nodes the device cannot run with their "
+                         "standard-ONNX function body; all: lower the whole model to standard ONNX, no plugin needed "
+                         "(default: neither, a node the device cannot run is an error)")
+    convert.add_argument("--wide-modes", action="store_true", help="accept bicubic / reflection (newer CANN releases)")
+    convert.set_defaults(func=_cmd_convert)
+
+
+def _cmd_convert(args) -> int:
+    from resample_grad.cli import CliError, load_model, output_file, output_folder, progress, write_atomically
+
+    if args.source == "ascend":
+        given = [flag for flag, value in (("--soc", args.soc), ("--cast", args.cast), ("--fallback", args.fallback),
+                                          ("--wide-modes", args.wide_modes)) if value]
+        if given:
+            raise CliError(f"convert: {', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to "
+                           "--target ascend, not to --from ascend")
+        out = output_file(args.output, ".onnx", "convert --from ascend: -o")
+        model = load_model(args.model, converted_ok=True)
+        back = from_ascend(model)
+        write_atomically(out, lambda handle: handle.write(back.SerializeToString()))
+        ops = sorted({n.op_type for n in back.graph.node if n.domain == opset.DOMAIN})
+        print(f"wrote {out}: {len(back.graph.node)} nodes, resample_grad ops {', '.join(ops) or 'none'}")
+        return 0
+    out = output_folder(args.output, "convert: -o")
+    try:
+        soc = protos.resolve_soc(args.soc or SOC_DEFAULT)[0]
+    except ValueError as error:
+        raise CliError(f"convert: {error}") from None
+    model = load_model(args.model, converted_ok=True)  # to_ascend names an already converted model itself
+    progress(f"converting {args.model} for {soc}")
+    # every check runs before the first file is written: a refused model leaves nothing behind
+    conversion = to_ascend(model, soc=soc, out_dir=out, cast=args.cast, fallback=args.fallback,
+                           wide_modes=args.wide_modes)
+    print(conversion.summary())
+    return 0
+
+
+def demo_conversion(model: onnx.ModelProto, out_dir) -> str:
+    """The demo's Ascend column: convert for an A2 SoC, falling back per node where the device cannot run it."""
+    conversion = to_ascend(model, soc="Ascend910B1", out_dir=out_dir, fallback="node")
+    fallen = sum(1 for r in conversion.nodes if r.action.startswith("fallback"))
+    return f"{len(conversion.nodes) - fallen} GE op(s)" + (f", {fallen} fallback" if fallen else "")
