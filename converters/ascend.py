@@ -37,13 +37,12 @@ import onnx.inliner
 from onnx import TensorProto, helper, numpy_helper
 
 from resample_grad import opset
+from resample_grad.constants import GE_DOMAIN, GE_VERSION
 from resample_grad.opset import ResampleGradError
 from resample_grad.opset._common import subgraphs, walk
 
 from . import ascend_prototypes as protos
 
-GE_DOMAIN = "resample_grad.ge"  # nodes named and attributed as GE ops; the parser plugin's OriginOpType key
-GE_VERSION = 1
 ATC_MAX_OPSET = 18
 SOC_DEFAULT = "Ascend910B1"  # an Atlas A2 part: every op of the domain runs there
 OP = "to_ascend"
