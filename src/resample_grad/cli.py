@@ -25,7 +25,14 @@ import numpy as np
 
 from resample_grad.constants import DOMAIN
 from resample_grad.paths import (
-    RANDOM_DIM, CliError, compare_paths, domain_ops, load_inputs, load_model, run_on, shape_text,
+    RANDOM_DIM,
+    CliError,
+    compare_paths,
+    domain_ops,
+    load_inputs,
+    load_model,
+    run_on,
+    shape_text,
 )
 
 EXIT_DISAGREE = 1
@@ -126,7 +133,7 @@ def cmd_demo(args) -> int:
     for i, row in enumerate(table):
         if i == steps:
             print()  # one node per model above, training steps below
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
         if i == 0:
             print("  ".join("-" * width for width in widths))
     for line in refused:
@@ -149,23 +156,26 @@ def _training_demo(workdir: pathlib.Path, threads: int) -> bool:
               f"onnxruntime-training, not installed here; {training.INSTALL_HINT}")
         return True
     import onnxruntime
+
     from resample_grad.models import training as examples
     onnxruntime.set_default_logger_severity(3)
     rows, ok = [], True
     for name, (model, inputs, target, learning_rate) in examples.tasks().items():
         progress(f"training {name} with onnxruntime-training")
-        result = examples.train(model, inputs, target, learning_rate, TRAINING_STEPS, workdir / "training" / name, threads)
+        result = examples.train(model, inputs, target, learning_rate, TRAINING_STEPS, workdir / "training" / name,
+                                threads)
         losses = result["losses"]
         down = losses[-1] < 0.5 * losses[0]
         ok = ok and down
         rows.append([name, ", ".join(sorted({n.op_type for n in model.graph.node})), str(TRAINING_STEPS),
                      f"{losses[0]:.4f}", f"{losses[-1]:.4f}" + ("" if down else " FAIL"), f"{result['ms']:.1f}"])
-    print(f"\non-device training with onnxruntime-training {onnxruntime.__version__} on the CPU (SGD on one batch, MSE; "
+    print(f"\non-device training with onnxruntime-training {onnxruntime.__version__} on the CPU "
+          "(SGD on one batch, MSE; "
           f"artifacts in {workdir}/training/; ms: one step, forward + backward + SGD)\n")
     table = [["model", "forward ops", "steps", "first loss", "last loss", "ms/step"]] + rows
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for i, row in enumerate(table):
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
         if i == 0:
             print("  ".join("-" * width for width in widths))
     return ok
@@ -240,7 +250,9 @@ def cmd_inspect(args) -> int:
 def _attr(attribute):
     import onnx
     value = onnx.helper.get_attribute_value(attribute)
-    return repr(value.decode()) if isinstance(value, bytes) else list(value) if isinstance(value, (list, tuple)) or hasattr(value, "__iter__") else value
+    if isinstance(value, bytes):
+        return repr(value.decode())
+    return list(value) if isinstance(value, (list, tuple)) or hasattr(value, "__iter__") else value
 
 
 def cmd_bench(args) -> int:
@@ -274,6 +286,7 @@ def _int_in(low: int, high: int, meaning: str = ""):
 
 
 THREADS = _int_in(0, MAX_THREADS, " (onnxruntime's choice)")
+THREADS_HELP = "intra-op threads (default: 0, onnxruntime's choice)"
 
 
 class Parser(argparse.ArgumentParser):
@@ -292,43 +305,47 @@ def parser() -> argparse.ArgumentParser:
 
     main_parser = Parser(prog="resample-grad", description="Backward passes of spatial resampling as ONNX ops: "
                          "run, check, inspect, benchmark and convert models that use them.",
-                         epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
+                         epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     main_parser.add_argument("--version", action="version", version=_version(),
                              help="print the version (%(version)s) and exit")
     sub = main_parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     demo = sub.add_parser("demo", help="build the example models and check every path on them",
                           description="Builds the example models into a folder, runs each on the native kernels "
-                                      "and on the onnxscript functions, checks both against the NumPy reference, converts "
-                                      "each for Ascend ATC (into FOLDER/ascend/), and prints a table. Exit code 1 if "
-                                      "anything disagrees.")
+                                      "and on the onnxscript functions, checks both against the NumPy reference, "
+                                      "converts each for Ascend ATC (into FOLDER/ascend/), and prints a table. Exit "
+                                      "code 1 if anything disagrees.")
     demo.add_argument("--out", metavar="FOLDER", help="where the models go, created if missing (default: a new folder "
                       "resample-grad-demo-* in the system's temporary directory; the table names it)")
-    demo.add_argument("--threads", type=THREADS, default=0, metavar="N", help="intra-op threads (default: 0, onnxruntime's choice)")
+    demo.add_argument("--threads", type=THREADS, default=0, metavar="N", help=THREADS_HELP)
     demo.set_defaults(func=cmd_demo)
 
-    run = sub.add_parser("run", help="run a model that uses the ops", description="Runs MODEL with onnxruntime and writes "
-                         "its outputs to an .npz file; random inputs of the declared shapes unless --inputs is given.")
+    run = sub.add_parser("run", help="run a model that uses the ops",
+                         description="Runs MODEL with onnxruntime and writes its outputs to an .npz file; random "
+                                     "inputs of the declared shapes unless --inputs is given.")
     run.add_argument("model", help="an .onnx model")
     run.add_argument("--inputs", metavar="FILE.npz", help="one array per graph input, of the declared dtype and shape "
                      f"(default: random inputs; a symbolic dimension gets the size {RANDOM_DIM})")
     run.add_argument("--path", choices=["kernels", "functions", "reference"], default="kernels",
                      help="the native kernels, the onnxscript functions or the NumPy reference (default: kernels)")
-    run.add_argument("--threads", type=THREADS, default=0, metavar="N", help="intra-op threads (default: 0, onnxruntime's choice)")
-    run.add_argument("-o", "--output", metavar="OUT.npz", help="where the outputs go (default: MODEL.outputs.npz next to "
-                     "the model, MODEL without its .onnx)")
+    run.add_argument("--threads", type=THREADS, default=0, metavar="N", help=THREADS_HELP)
+    run.add_argument("-o", "--output", metavar="OUT.npz", help="where the outputs go (default: MODEL.outputs.npz "
+                     "next to the model, MODEL without its .onnx)")
     run.set_defaults(func=cmd_run)
 
-    check = sub.add_parser("check", help="kernels vs functions vs reference", description="Runs the kernels, the functions "
-                           "and the NumPy reference on the same inputs and reports the largest disagreement per output "
-                           "(exit code 1 if any exceeds the tolerance).")
+    check = sub.add_parser("check", help="kernels vs functions vs reference",
+                           description="Runs the kernels, the functions and the NumPy reference on the same inputs "
+                                       "and reports the largest disagreement per output (exit code 1 if any exceeds "
+                                       "the tolerance).")
     check.add_argument("model", help="an .onnx model")
     check.add_argument("--inputs", metavar="FILE.npz", help="one array per graph input (default: random inputs; a "
                        f"symbolic dimension gets the size {RANDOM_DIM})")
-    check.add_argument("--threads", type=THREADS, default=0, metavar="N", help="intra-op threads (default: 0, onnxruntime's choice)")
+    check.add_argument("--threads", type=THREADS, default=0, metavar="N", help=THREADS_HELP)
     check.set_defaults(func=cmd_check)
 
-    inspect = sub.add_parser("inspect", help="list the resample_grad nodes", description="Lists the resample_grad nodes "
-                             "of MODEL with their attributes and inferred shapes (validating them).")
+    inspect = sub.add_parser("inspect", help="list the resample_grad nodes",
+                             description="Lists the resample_grad nodes of MODEL with their attributes and inferred "
+                                         "shapes (validating them).")
     inspect.add_argument("model", help="an .onnx model")
     inspect.set_defaults(func=cmd_inspect)
 
@@ -363,7 +380,8 @@ def main(argv=None) -> int:
     try:
         args = parser().parse_args(argv)
         if not getattr(args, "command", None):
-            raise CliError("a command is required: demo, run, check, inspect, bench or convert (see resample-grad --help)")
+            raise CliError("a command is required: demo, run, check, inspect, bench or convert "
+                           "(see resample-grad --help)")
         return args.func(args)
     except CliError as error:
         return _fail(str(error))
@@ -382,9 +400,11 @@ def _is_bad_input(error: Exception) -> bool:
     from resample_grad.runtime import OnnxruntimeMissing
     if isinstance(error, OnnxruntimeMissing):  # a missing dependency: one line saying how to install it
         return True
-    from resample_grad.opset import ResampleGradError
     import onnx
-    if isinstance(error, (ResampleGradError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError, OSError)):
+
+    from resample_grad.opset import ResampleGradError
+    bad_input = (ResampleGradError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError, OSError)
+    if isinstance(error, bad_input):
         return True
     return type(error).__module__.startswith("onnxruntime")
 

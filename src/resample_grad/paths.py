@@ -17,7 +17,6 @@ import copy
 import pathlib
 import re
 import time
-from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -76,7 +75,7 @@ def _grid_names(model) -> set:
     return names
 
 
-def random_inputs(model, seed: int = 0, dynamic: int = RANDOM_DIM) -> Dict[str, np.ndarray]:
+def random_inputs(model, seed: int = 0, dynamic: int = RANDOM_DIM) -> dict[str, np.ndarray]:
     """Random inputs of the declared shapes (symbolic dims become `dynamic`); grids in [-1.1, 1.1]."""
     import ml_dtypes
     from onnx import helper
@@ -97,7 +96,7 @@ def shape_text(dims) -> str:
     return "[" + ", ".join(d.dim_param or (str(d.dim_value) if d.HasField("dim_value") else "?") for d in dims) + "]"
 
 
-def load_inputs(path: Optional[str], model) -> Dict[str, np.ndarray]:
+def load_inputs(path: str | None, model) -> dict[str, np.ndarray]:
     """Random inputs, or the arrays of an .npz file checked against the model's inputs
     (names, dtypes, shapes, and one value per symbolic dimension)."""
     if path is None:
@@ -140,10 +139,11 @@ def load_inputs(path: Optional[str], model) -> Dict[str, np.ndarray]:
         if not tensor.HasField("shape"):
             continue
         dims = tensor.shape.dim
-        if array.ndim != len(dims) or any(d.HasField("dim_value") and d.dim_value != n for d, n in zip(dims, array.shape)):
+        fixed = zip(dims, array.shape, strict=False)  # read only when the ranks are equal
+        if array.ndim != len(dims) or any(d.HasField("dim_value") and d.dim_value != n for d, n in fixed):
             raise CliError(f"input {name!r} in {path!r} has shape {list(array.shape)}; the model declares "
                            f"{shape_text(dims)}")
-        for axis, (d, n) in enumerate(zip(dims, array.shape)):
+        for axis, (d, n) in enumerate(zip(dims, array.shape, strict=True)):
             if d.dim_param:
                 seen = symbols.setdefault(d.dim_param, (n, name, axis))
                 if seen[0] != n:
@@ -171,6 +171,7 @@ def _check_fit(model, bound, random: bool) -> None:
     """Names a shape conflict that the inputs' sizes cause (the model with its declared shapes passes
     onnx's strict shape inference, with the inputs' shapes it fails) before a runtime meets it."""
     import onnx
+
     from resample_grad.opset import OPS
 
     try:
@@ -218,14 +219,15 @@ def _why_it_failed(bound, path: str, error: Exception, random: bool) -> str:
     return " ".join(reason.split())
 
 
-def run_on(model, feeds, path: str, threads: int = 0, timing: Optional[dict] = None,
-           random: bool = False) -> Dict[str, np.ndarray]:
+def run_on(model, feeds, path: str, threads: int = 0, timing: dict | None = None,
+           random: bool = False) -> dict[str, np.ndarray]:
     """Outputs by name on one path: 'kernels', 'functions' or 'reference'.
 
     timing, when given, gets "ms": the time of the run alone (not the session's creation).
     random: the feeds are random_inputs() (a failure then says how to give real ones)."""
     timing = {} if timing is None else timing
     import onnx
+
     from resample_grad import opset, runtime
     onnxruntime = runtime.require_onnxruntime()
 
@@ -254,7 +256,7 @@ def run_on(model, feeds, path: str, threads: int = 0, timing: Optional[dict] = N
             raise
         except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError) as error:
             raise CliError(_why_it_failed(bound, path, error, random)) from None
-        return dict(zip(names, outputs))
+        return dict(zip(names, outputs, strict=True))
     attached = opset.attach(bound)
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
@@ -268,7 +270,7 @@ def run_on(model, feeds, path: str, threads: int = 0, timing: Optional[dict] = N
         outputs, timing["ms"] = _timed(lambda: runtime.run(session, feeds, names))
     except RuntimeError as error:  # onnxruntime's errors (Fail, InvalidArgument, ...) are RuntimeErrors
         raise CliError(_why_it_failed(bound, path, error, random)) from None
-    return dict(zip(names, outputs))
+    return dict(zip(names, outputs, strict=True))
 
 
 def _cpu_session(onnxruntime, model, options):
@@ -294,7 +296,7 @@ def disagreement(ours: np.ndarray, reference: np.ndarray) -> float:
     return float(np.abs(ours - reference).max(initial=0.0)) / scale
 
 
-def domain_ops(model) -> List[str]:
+def domain_ops(model) -> list[str]:
     return sorted({n.op_type for n in model.graph.node if n.domain == DOMAIN})
 
 
