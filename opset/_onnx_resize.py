@@ -8,7 +8,7 @@ GetOriginalCoordinateFromResizedCoordinate, GetNearestPixelFromOriginal), upsamp
 against onnxruntime 1.32's binary. Every coordinate, scale and weight is float32 arithmetic
 there, whatever the tensor dtype (ORT has no double Resize): so it is here.
 
-Where ORT and onnx/reference/ops/op_resize.py disagree, this follows ORT (README, "ResizeGrad"):
+Where ORT and onnx/reference/ops/op_resize.py disagree, this follows ORT (docs/ops.md, "ResizeGrad"):
 the output length from scales is floor(float(scale) * float(L)) in float32; align_corners and
 tf_crop_and_resize divide by the integer output length minus 1; pytorch_half_pixel with one
 output reads coordinate 0; an axis whose float scale is exactly 1 is the identity (antialias: an
