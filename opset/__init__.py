@@ -16,6 +16,9 @@ from typing import Dict, List, NamedTuple
 import numpy as np
 import onnx
 
+from resample_grad import _ort_probe
+from resample_grad.constants import FUNCTION_IR_VERSION, OVERLOAD_IR_VERSION
+
 from . import (
     grid_sampler_2d_grad, grid_sampler_3d_grad, resize_bicubic_v2_grad, resize_bilinear_v2_grad, resize_grad,
     resize_linear_grad,
@@ -23,9 +26,6 @@ from . import (
     upsample_bilinear2d_grad, upsample_nearest2d_grad, upsample_nearest3d_grad, upsample_nearest_exact1d_grad,
     upsample_nearest_exact2d_grad, upsample_nearest_exact3d_grad, upsample_trilinear3d_backward,
 )
-from resample_grad import _ort_probe
-from resample_grad.constants import FUNCTION_IR_VERSION, OVERLOAD_IR_VERSION
-
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, walk
 from ._script import FLOAT32_OVERLOAD, ML_DOMAIN
 
