@@ -37,13 +37,13 @@ import onnx.inliner
 from onnx import TensorProto, helper, numpy_helper
 
 from resample_grad import opset
+from resample_grad.constants import GE_DOMAIN, GE_VERSION
 from resample_grad.opset import ResampleGradError
 from resample_grad.opset._common import subgraphs, walk
 
 from . import ascend_cpp as cpp
 from . import ascend_prototypes as protos
 
-GE_DOMAIN, GE_VERSION = protos.GE_DOMAIN, protos.GE_VERSION
 ATC_MAX_OPSET = 18
 SOC_DEFAULT = "Ascend910B1"  # an Atlas A2 part: every op of the domain runs there
 OP = "to_ascend"

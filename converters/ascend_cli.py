@@ -36,7 +36,8 @@ def add_cli(sub) -> None:
 
 
 def _cmd_convert(args) -> int:
-    from resample_grad.cli import CliError, load_model, output_file, output_folder, progress, write_atomically
+    from resample_grad.cli import output_file, output_folder, progress, write_atomically
+    from resample_grad.paths import CliError, load_model
 
     if args.source == "ascend":
         given = [flag for flag, value in (("--soc", args.soc), ("--cast", args.cast), ("--fallback", args.fallback),

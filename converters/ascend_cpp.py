@@ -27,8 +27,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
+from resample_grad.constants import GE_DOMAIN, GE_VERSION
+
 from . import ascend_prototypes as protos
-from .ascend_prototypes import GE_DOMAIN, GE_VERSION
 
 PLUGIN_FILE = "resample_grad_onnx_plugin.cc"
 # the C++ reader of each GE attribute type: the ONNX field it reads (ONNX has no bool: an int 0 or 1)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, Optional, Tuple
 
-GE_DOMAIN = "resample_grad.ge"  # nodes named and attributed as GE ops; the parser plugin's OriginOpType key
-GE_VERSION = 1
 # GE attribute types as the plugin and the GE IR setters see them
 STRING, BOOL, INT, FLOAT, LIST_INT, LIST_FLOAT = "String", "Bool", "Int", "Float", "ListInt", "ListFloat"
 

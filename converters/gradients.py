@@ -28,11 +28,10 @@ import onnx
 from onnx import helper
 
 from resample_grad import opset
+from resample_grad.constants import DEFAULT_DOMAINS, GRID_SAMPLE_MODES, INTERPOLATION_MODES_3D, PADDING_MODES
 from resample_grad.opset import ResampleGradError
 
 OP = "gradient_model"
-
-GRID_SAMPLE_MODES = {"bilinear": "bilinear", "linear": "bilinear", "nearest": "nearest", "bicubic": "bicubic", "cubic": "bicubic"}
 
 
 class _Builder:
@@ -76,7 +75,7 @@ def _grid_sample(b: _Builder, node, grads, needed):
     if mode not in GRID_SAMPLE_MODES:
         raise _unsupported(node, f"mode {mode!r} has no gradient op (bilinear/linear, nearest, bicubic/cubic)")
     padding = _attr(node, "padding_mode", "zeros")
-    if padding not in ("zeros", "border", "reflection"):
+    if padding not in PADDING_MODES:
         raise _unsupported(node, f"padding_mode {padding!r} is not supported")
     shape = b.shapes.get(node.input[0])
     rank = len(shape) if shape is not None else len(b.shapes.get(node.input[1]) or [])
@@ -84,7 +83,7 @@ def _grid_sample(b: _Builder, node, grads, needed):
         raise _unsupported(node, "the rank of X must be known and 4 (GridSampler2DGrad) or 5 (GridSampler3DGrad), got "
                                  + (str(rank) if rank else "an unknown rank"))
     op_type = "GridSampler2DGrad" if rank == 4 else "GridSampler3DGrad"
-    if rank == 5 and GRID_SAMPLE_MODES[mode] == "bicubic":
+    if rank == 5 and GRID_SAMPLE_MODES[mode] not in INTERPOLATION_MODES_3D:
         raise _unsupported(node, "cubic GridSample of a 5-D X has no gradient op (torch and CANN sample volumes "
                                  "bilinearly or nearest only)")
     outputs = [b.name("X") if needed[0] else "", b.name("grid") if needed[1] else ""]
@@ -179,7 +178,7 @@ def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str]
         if not any(needed):
             continue
         rule = RULES.get(node.op_type)
-        if rule is None or node.domain not in ("", "ai.onnx"):
+        if rule is None or node.domain not in DEFAULT_DOMAINS:
             raise _unsupported(node, f"op {node.op_type!r} has no backward rule here (supported: {', '.join(RULES)})")
         if len(node.output) != 1:
             raise _unsupported(node, "only single-output forward ops are supported")

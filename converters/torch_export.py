@@ -17,12 +17,12 @@ from onnxscript import opset18 as op
 from onnxscript.values import Opset
 
 from resample_grad import opset
+from resample_grad.constants import INTERPOLATION_MODES as INTERPOLATION  # aten's int codes are the positions
+from resample_grad.constants import PADDING_MODES as PADDING
 
 from . import torch_backward
 
 RG = Opset(opset.DOMAIN, opset.VERSION)
-INTERPOLATION = ("bilinear", "nearest", "bicubic")  # aten's int codes 0, 1, 2
-PADDING = ("zeros", "border", "reflection")
 
 
 def torch_scale(value: Optional[float], input_size: int, output_size: int) -> float:

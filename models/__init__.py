@@ -1,6 +1,6 @@
 """Example models that use the resample_grad ops; `python -m resample_grad.models OUT_DIR` writes them.
 
-    one model per op, with representative shapes and attributes;
+    one model per op (a row of ONE_OP_MODELS), with representative shapes and attributes;
     spatial_transformer_step: affine grid + GridSample forward, MSE loss, and the backward
         through GridSampler2DGrad to the image and to theta (via the grid);
     decoder_step: nearest-exact and bilinear upsampling of a latent, a weighted loss, and
@@ -25,8 +25,10 @@ a small smooth displacement field, a scale vector); build_all writes them next t
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import pathlib
-from typing import Callable, Dict, List
+from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -38,7 +40,7 @@ FLOAT = TensorProto.FLOAT
 DEFAULT_OPSET = 18
 
 
-def _model(name: str, nodes, inputs: Dict[str, list], outputs: Dict[str, list], doc: str, initializers=(),
+def _model(name: str, nodes, inputs: dict[str, list], outputs: dict[str, list], doc: str, initializers=(),
            opset_version: int = DEFAULT_OPSET) -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes, name, [helper.make_tensor_value_info(k, FLOAT, v) for k, v in inputs.items()],
@@ -46,36 +48,6 @@ def _model(name: str, nodes, inputs: Dict[str, list], outputs: Dict[str, list], 
     model = helper.make_model(graph, producer_name="resample_grad.models", doc_string=doc,
                               opset_imports=[helper.make_opsetid("", opset_version)])
     return opset.attach(model)
-
-
-def grid_sampler_2d_grad() -> onnx.ModelProto:
-    node = opset.make_node("GridSampler2DGrad", ["grad_output", "input", "grid"], ["grad_input", "grad_grid"],
-                           name="grid_sampler_grad", interpolation_mode="bilinear", padding_mode="border", align_corners=0)
-    return _model("grid_sampler_2d_grad", [node],
-                  {"grad_output": [4, 16, 32, 32], "input": [4, 16, 48, 48], "grid": [4, 32, 32, 2]},
-                  {"grad_input": [4, 16, 48, 48], "grad_grid": [4, 32, 32, 2]},
-                  "GridSampler2DGrad, bilinear, border padding: both gradients.")
-
-
-def upsample_nearest_exact1d_grad() -> onnx.ModelProto:
-    node = opset.make_node("UpsampleNearestExact1dGrad", ["grad_output"], ["grad_input"], name="nearest1d_grad",
-                           input_size=[-1, 32, 100], output_size=[250])
-    return _model("upsample_nearest_exact1d_grad", [node], {"grad_output": [4, 32, 250]}, {"grad_input": [4, 32, 100]},
-                  "UpsampleNearestExact1dGrad: 100 -> 250 (ratio 2.5), dynamic batch (-1).")
-
-
-def upsample_nearest_exact2d_grad() -> onnx.ModelProto:
-    node = opset.make_node("UpsampleNearestExact2dGrad", ["grad_output"], ["grad_input"], name="nearest2d_grad",
-                           input_size=[2, 16, 20, 30], output_size=[50, 45], scales_h=2.5, scales_w=1.5)
-    return _model("upsample_nearest_exact2d_grad", [node], {"grad_output": [2, 16, 50, 45]},
-                  {"grad_input": [2, 16, 20, 30]}, "UpsampleNearestExact2dGrad: 20x30 -> 50x45 with scales 2.5, 1.5.")
-
-
-def resize_bilinear_v2_grad() -> onnx.ModelProto:
-    node = opset.make_node("ResizeBilinearV2Grad", ["grads", "original_image"], ["y"], name="bilinear_grad",
-                           align_corners=0, half_pixel_centers=1)
-    return _model("resize_bilinear_v2_grad", [node], {"grads": [2, 16, 64, 48], "original_image": [2, 16, 24, 32]},
-                  {"y": [2, 16, 24, 32]}, "ResizeBilinearV2Grad, half-pixel centres (torch align_corners=False).")
 
 
 def spatial_transformer_step(n=2, c=3, h=32, w=32, out_h=24, out_w=24) -> onnx.ModelProto:
@@ -247,8 +219,8 @@ def super_resolution_step(n=2, c=3, h=12, w=12, factor=4, consistency=0.5) -> on
                          coordinate_transformation_mode="pytorch_half_pixel"),
         helper.make_node("Add", ["lr_up", "residual"], ["sr"]),
         *mse,
-        helper.make_node("Resize", ["sr", "", "down_scales"], ["down"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1,
-                         antialias=1, coordinate_transformation_mode="pytorch_half_pixel"),
+        helper.make_node("Resize", ["sr", "", "down_scales"], ["down"], mode="cubic", cubic_coeff_a=-0.5,
+                         exclude_outside=1, antialias=1, coordinate_transformation_mode="pytorch_half_pixel"),
         *consistency_mse,
         helper.make_node("Mul", ["down_loss", "consistency"], ["weighted_down_loss"]),
         helper.make_node("Add", ["loss", "weighted_down_loss"], ["total_loss"]),
@@ -262,7 +234,8 @@ def super_resolution_step(n=2, c=3, h=12, w=12, factor=4, consistency=0.5) -> on
                         input_size=[n, c, h, w], output_size=[big_h, big_w], align_corners=0),
         helper.make_node("Sub", ["grad_lr_up", "grad_down"], ["grad_lr"]),
     ]
-    initializers = [_float32("up_scales", [1, 1, factor, factor]), _float32("down_scales", [1, 1, 1 / factor, 1 / factor]),
+    initializers = [_float32("up_scales", [1, 1, factor, factor]),
+                    _float32("down_scales", [1, 1, 1 / factor, 1 / factor]),
                     _float32("consistency", consistency), two_over_count, two_over_small]
     return _model("super_resolution_step", nodes,
                   {"lr": [n, c, h, w], "residual": [n, c, big_h, big_w], "hr": [n, c, big_h, big_w]},
@@ -287,112 +260,113 @@ def resize_training_step(n=2, c=3, h=16, w=16) -> onnx.ModelProto:
     forward = helper.make_model(graph, producer_name="resample_grad.models",
                                 opset_imports=[helper.make_opsetid("", DEFAULT_OPSET)])
     model = gradient_model(forward, wrt=["x"])
-    model.doc_string = ("Resize training step from converters.gradient_model: Resize cubic with scales fed at run time, "
-                        "the forward y and its gradient grad_x (ResizeGrad) in one model.")
+    model.doc_string = ("Resize training step from converters.gradient_model: Resize cubic with scales fed at run "
+                        "time, the forward y and its gradient grad_x (ResizeGrad) in one model.")
     return model
 
 
-# --------------------------------------------------------------------------- one model per op of opset 2
+# --------------------------------------------------------------------------- one model per op
 
-def _single(name: str, op_type: str, inputs: Dict[str, list], outputs: Dict[str, list], doc: str, initializers=(),
-            node_inputs=None, **attrs) -> onnx.ModelProto:
-    """A model of one node named `name`; its inputs are the graph inputs then the initializers, unless
-    node_inputs lists them ("" for an absent optional input)."""
-    node_inputs = node_inputs or list(inputs) + [t.name for t in initializers]
-    node = opset.make_node(op_type, node_inputs, list(outputs), name=name, **attrs)
-    return _model(name, [node], inputs, outputs, doc, initializers)
+@dataclasses.dataclass(frozen=True)
+class OneOpModel:
+    """A model of one node of op_type: the graph inputs and outputs (name -> shape), the node's attributes, and
+    constant inputs (name -> array) that follow the graph inputs, unless node_inputs orders them ("" for an absent
+    optional input). The node is named node_name, or like the model."""
+    op_type: str
+    inputs: dict[str, list]
+    outputs: dict[str, list]
+    doc: str
+    attributes: dict[str, object] = dataclasses.field(default_factory=dict)
+    constants: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    node_inputs: list[str] | None = None
+    node_name: str | None = None
+
+    def build(self, name: str) -> onnx.ModelProto:
+        initializers = [numpy_helper.from_array(value, key) for key, value in self.constants.items()]
+        node_inputs = self.node_inputs or list(self.inputs) + list(self.constants)
+        node = opset.make_node(self.op_type, node_inputs, list(self.outputs), name=self.node_name or name,
+                               **self.attributes)
+        return _model(name, [node], self.inputs, self.outputs, self.doc, initializers)
 
 
-def grid_sampler_3d_grad() -> onnx.ModelProto:
-    return _single("grid_sampler_3d_grad", "GridSampler3DGrad",
-                   {"grad": [2, 4, 8, 12, 12], "x": [2, 4, 10, 16, 16], "grid": [2, 8, 12, 12, 3]},
-                   {"dx": [2, 4, 10, 16, 16], "dgrid": [2, 8, 12, 12, 3]},
-                   "GridSampler3DGrad, trilinear, zeros padding: both gradients (5-D grid_sample).",
-                   interpolation_mode="bilinear", padding_mode="zeros", align_corners=0)
-
-
-def upsample_nearest2d_grad() -> onnx.ModelProto:
+# model name -> its row, in the order of opset.OPS
+ONE_OP_MODELS: dict[str, OneOpModel] = {
+    "grid_sampler_2d_grad": OneOpModel(
+        "GridSampler2DGrad", {"grad_output": [4, 16, 32, 32], "input": [4, 16, 48, 48], "grid": [4, 32, 32, 2]},
+        {"grad_input": [4, 16, 48, 48], "grad_grid": [4, 32, 32, 2]},
+        "GridSampler2DGrad, bilinear, border padding: both gradients.",
+        dict(interpolation_mode="bilinear", padding_mode="border", align_corners=0), node_name="grid_sampler_grad"),
+    "upsample_nearest_exact1d_grad": OneOpModel(
+        "UpsampleNearestExact1dGrad", {"grad_output": [4, 32, 250]}, {"grad_input": [4, 32, 100]},
+        "UpsampleNearestExact1dGrad: 100 -> 250 (ratio 2.5), dynamic batch (-1).",
+        dict(input_size=[-1, 32, 100], output_size=[250]), node_name="nearest1d_grad"),
+    "upsample_nearest_exact2d_grad": OneOpModel(
+        "UpsampleNearestExact2dGrad", {"grad_output": [2, 16, 50, 45]}, {"grad_input": [2, 16, 20, 30]},
+        "UpsampleNearestExact2dGrad: 20x30 -> 50x45 with scales 2.5, 1.5.",
+        dict(input_size=[2, 16, 20, 30], output_size=[50, 45], scales_h=2.5, scales_w=1.5), node_name="nearest2d_grad"),
+    "resize_bilinear_v2_grad": OneOpModel(
+        "ResizeBilinearV2Grad", {"grads": [2, 16, 64, 48], "original_image": [2, 16, 24, 32]}, {"y": [2, 16, 24, 32]},
+        "ResizeBilinearV2Grad, half-pixel centres (torch align_corners=False).",
+        dict(align_corners=0, half_pixel_centers=1), node_name="bilinear_grad"),
+    "grid_sampler_3d_grad": OneOpModel(
+        "GridSampler3DGrad", {"grad": [2, 4, 8, 12, 12], "x": [2, 4, 10, 16, 16], "grid": [2, 8, 12, 12, 3]},
+        {"dx": [2, 4, 10, 16, 16], "dgrid": [2, 8, 12, 12, 3]},
+        "GridSampler3DGrad, trilinear, zeros padding: both gradients (5-D grid_sample).",
+        dict(interpolation_mode="bilinear", padding_mode="zeros", align_corners=0)),
     # a ratio that is not an integer: there torch's nearest (floor(o * s)) and nearest-exact differ
-    return _single("upsample_nearest2d_grad", "UpsampleNearest2dGrad", {"grad_output": [4, 32, 32, 40]},
-                   {"grad_input": [4, 32, 13, 17]},
-                   "UpsampleNearest2dGrad: 13x17 -> 32x40, torch's default F.interpolate mode (nearest) to a size.",
-                   input_size=[4, 32, 13, 17], output_size=[32, 40])
-
-
-def upsample_nearest3d_grad() -> onnx.ModelProto:
-    return _single("upsample_nearest3d_grad", "UpsampleNearest3dGrad", {"grad_output": [2, 8, 12, 16, 16]},
-                   {"y": [2, 8, 5, 7, 9]}, "UpsampleNearest3dGrad: 5x7x9 -> 12x16x16 (a video or volume, nearest).",
-                   input_size=[2, 8, 5, 7, 9], output_size=[12, 16, 16])
-
-
-def upsample_nearest_exact3d_grad() -> onnx.ModelProto:
+    "upsample_nearest2d_grad": OneOpModel(
+        "UpsampleNearest2dGrad", {"grad_output": [4, 32, 32, 40]}, {"grad_input": [4, 32, 13, 17]},
+        "UpsampleNearest2dGrad: 13x17 -> 32x40, torch's default F.interpolate mode (nearest) to a size.",
+        dict(input_size=[4, 32, 13, 17], output_size=[32, 40])),
+    "upsample_nearest3d_grad": OneOpModel(
+        "UpsampleNearest3dGrad", {"grad_output": [2, 8, 12, 16, 16]}, {"y": [2, 8, 5, 7, 9]},
+        "UpsampleNearest3dGrad: 5x7x9 -> 12x16x16 (a video or volume, nearest).",
+        dict(input_size=[2, 8, 5, 7, 9], output_size=[12, 16, 16])),
     # scales, not sizes: CANN's op takes one of the two; 1.5 and 2.5 are exact in float32, so torch agrees exactly
-    return _single("upsample_nearest_exact3d_grad", "UpsampleNearestExact3dGrad", {"grad_output": [2, 8, 7, 14, 22]},
-                   {"y": [2, 8, 5, 7, 9]}, "UpsampleNearestExact3dGrad: 5x7x9 -> 7x14x22 with scales 1.5, 2, 2.5.",
-                   input_size=[2, 8, 5, 7, 9], scales=[1.5, 2.0, 2.5])
+    "upsample_nearest_exact3d_grad": OneOpModel(
+        "UpsampleNearestExact3dGrad", {"grad_output": [2, 8, 7, 14, 22]}, {"y": [2, 8, 5, 7, 9]},
+        "UpsampleNearestExact3dGrad: 5x7x9 -> 7x14x22 with scales 1.5, 2, 2.5.",
+        dict(input_size=[2, 8, 5, 7, 9], scales=[1.5, 2.0, 2.5])),
+    "upsample_bilinear2d_grad": OneOpModel(
+        "UpsampleBilinear2dGrad", {"grad_output": [2, 16, 48, 64]}, {"grad_input": [2, 16, 24, 32]},
+        "UpsampleBilinear2dGrad, align_corners: 24x32 -> 48x64.",
+        dict(input_size=[2, 16, 24, 32], output_size=[48, 64], align_corners=1)),
+    "upsample_trilinear3d_backward": OneOpModel(
+        "UpsampleTrilinear3dBackward", {"grad_output": [2, 4, 12, 16, 20]}, {"grad_input": [2, 4, 6, 8, 8]},
+        "UpsampleTrilinear3dBackward: 6x8x8 -> 12x16x20, half-pixel centres.",
+        dict(input_size=[2, 4, 6, 8, 8], output_size=[12, 16, 20], align_corners=0)),
+    "upsample_bicubic2d_grad": OneOpModel(
+        "UpsampleBicubic2dGrad", {"grad_output": [2, 3, 60, 80]}, {"grad_input": [2, 3, 24, 32]},
+        "UpsampleBicubic2dGrad: 24x32 -> 60x80 (x2.5), half-pixel centres.",
+        dict(input_size=[2, 3, 24, 32], output_size=[60, 80], align_corners=0)),
+    "upsample_bilinear2d_aa_backward": OneOpModel(
+        "UpsampleBilinear2dAABackward", {"grad_output": [2, 3, 24, 20]}, {"grad_input": [2, 3, 64, 48]},
+        "UpsampleBilinear2dAABackward: antialiased downscale 64x48 -> 24x20 (torch antialias=True).",
+        dict(input_size=[2, 3, 64, 48], output_size=[24, 20], align_corners=0)),
+    "upsample_bicubic2d_aa_grad": OneOpModel(
+        "UpsampleBicubic2dAAGrad", {"grad_output": [2, 3, 20, 28]}, {"grad_input": [2, 3, 48, 64]},
+        "UpsampleBicubic2dAAGrad: antialiased downscale 48x64 -> 20x28 (torch antialias=True, as PIL).",
+        dict(input_size=[2, 3, 48, 64], output_size=[20, 28], align_corners=0)),
+    # TensorFlow 2's tf.image.resize default for nearest: half-pixel centres; size int32, as TensorFlow and CANN hold it
+    "resize_nearest_neighbor_v2_grad": OneOpModel(
+        "ResizeNearestNeighborV2Grad", {"grads": [2, 16, 48, 75]}, {"y": [2, 16, 20, 30]},
+        "ResizeNearestNeighborV2Grad, half-pixel centres: 20x30 -> 48x75.",
+        dict(align_corners=0, half_pixel_centers=1), {"size": np.array([20, 30], np.int32)}),
+    "resize_bicubic_v2_grad": OneOpModel(
+        "ResizeBicubicV2Grad", {"grads": [2, 3, 48, 64], "original_image": [2, 3, 24, 32]}, {"y": [2, 3, 24, 32]},
+        "ResizeBicubicV2Grad: 24x32 -> 48x64, half-pixel centres (torch bicubic, A = -0.75).", dict(align_corners=0)),
+    "resize_linear_grad": OneOpModel(
+        "ResizeLinearGrad", {"grads": [4, 8, 250], "original_image": [4, 8, 100]}, {"y": [4, 8, 100]},
+        "ResizeLinearGrad: a 1-D signal 100 -> 250 (audio), half-pixel centres.", dict(align_corners=0)),
+    "resize_grad": OneOpModel(
+        "ResizeGrad", {"dY": [2, 3, 24, 20], "X": [2, 3, 64, 48]}, {"dX": [2, 3, 64, 48]},
+        "ResizeGrad of Resize(X, sizes=[24, 20], axes=[2, 3], linear, antialias): a downscale as torch's "
+        "antialiased bilinear (exclude_outside=1).",
+        dict(mode="linear", antialias=1, exclude_outside=1, axes=[2, 3]), {"sizes": np.array([24, 20], np.int64)},
+        node_inputs=["dY", "X", "", "", "sizes"]),
+}
 
 
-def upsample_bilinear2d_grad() -> onnx.ModelProto:
-    return _single("upsample_bilinear2d_grad", "UpsampleBilinear2dGrad", {"grad_output": [2, 16, 48, 64]},
-                   {"grad_input": [2, 16, 24, 32]}, "UpsampleBilinear2dGrad, align_corners: 24x32 -> 48x64.",
-                   input_size=[2, 16, 24, 32], output_size=[48, 64], align_corners=1)
-
-
-def upsample_trilinear3d_backward() -> onnx.ModelProto:
-    return _single("upsample_trilinear3d_backward", "UpsampleTrilinear3dBackward", {"grad_output": [2, 4, 12, 16, 20]},
-                   {"grad_input": [2, 4, 6, 8, 8]}, "UpsampleTrilinear3dBackward: 6x8x8 -> 12x16x20, half-pixel centres.",
-                   input_size=[2, 4, 6, 8, 8], output_size=[12, 16, 20], align_corners=0)
-
-
-def upsample_bicubic2d_grad() -> onnx.ModelProto:
-    return _single("upsample_bicubic2d_grad", "UpsampleBicubic2dGrad", {"grad_output": [2, 3, 60, 80]},
-                   {"grad_input": [2, 3, 24, 32]}, "UpsampleBicubic2dGrad: 24x32 -> 60x80 (x2.5), half-pixel centres.",
-                   input_size=[2, 3, 24, 32], output_size=[60, 80], align_corners=0)
-
-
-def upsample_bilinear2d_aa_backward() -> onnx.ModelProto:
-    return _single("upsample_bilinear2d_aa_backward", "UpsampleBilinear2dAABackward", {"grad_output": [2, 3, 24, 20]},
-                   {"grad_input": [2, 3, 64, 48]},
-                   "UpsampleBilinear2dAABackward: antialiased downscale 64x48 -> 24x20 (torch antialias=True).",
-                   input_size=[2, 3, 64, 48], output_size=[24, 20], align_corners=0)
-
-
-def upsample_bicubic2d_aa_grad() -> onnx.ModelProto:
-    return _single("upsample_bicubic2d_aa_grad", "UpsampleBicubic2dAAGrad", {"grad_output": [2, 3, 20, 28]},
-                   {"grad_input": [2, 3, 48, 64]},
-                   "UpsampleBicubic2dAAGrad: antialiased downscale 48x64 -> 20x28 (torch antialias=True, as PIL).",
-                   input_size=[2, 3, 48, 64], output_size=[20, 28], align_corners=0)
-
-
-def resize_nearest_neighbor_v2_grad() -> onnx.ModelProto:
-    # TensorFlow 2's tf.image.resize default for nearest: half-pixel centres
-    size = numpy_helper.from_array(np.array([20, 30], np.int32), "size")  # int32, as TensorFlow and CANN hold it
-    return _single("resize_nearest_neighbor_v2_grad", "ResizeNearestNeighborV2Grad", {"grads": [2, 16, 48, 75]},
-                   {"y": [2, 16, 20, 30]}, "ResizeNearestNeighborV2Grad, half-pixel centres: 20x30 -> 48x75.",
-                   [size], align_corners=0, half_pixel_centers=1)
-
-
-def resize_bicubic_v2_grad() -> onnx.ModelProto:
-    return _single("resize_bicubic_v2_grad", "ResizeBicubicV2Grad",
-                   {"grads": [2, 3, 48, 64], "original_image": [2, 3, 24, 32]}, {"y": [2, 3, 24, 32]},
-                   "ResizeBicubicV2Grad: 24x32 -> 48x64, half-pixel centres (torch bicubic, A = -0.75).", align_corners=0)
-
-
-def resize_linear_grad() -> onnx.ModelProto:
-    return _single("resize_linear_grad", "ResizeLinearGrad", {"grads": [4, 8, 250], "original_image": [4, 8, 100]},
-                   {"y": [4, 8, 100]}, "ResizeLinearGrad: a 1-D signal 100 -> 250 (audio), half-pixel centres.",
-                   align_corners=0)
-
-
-def resize_grad() -> onnx.ModelProto:
-    sizes = numpy_helper.from_array(np.array([24, 20], np.int64), "sizes")
-    return _single("resize_grad", "ResizeGrad", {"dY": [2, 3, 24, 20], "X": [2, 3, 64, 48]}, {"dX": [2, 3, 64, 48]},
-                   "ResizeGrad of Resize(X, sizes=[24, 20], axes=[2, 3], linear, antialias): a downscale as torch's "
-                   "antialiased bilinear (exclude_outside=1).", [sizes], ["dY", "X", "", "", "sizes"],
-                   mode="linear", antialias=1, exclude_outside=1, axes=[2, 3])
-
-
-# the single-op models in the order of opset.OPS, then the training steps
 def unet_training_step() -> onnx.ModelProto:
     """The stored U-Net training step (models/unet_step.py): inputs input_0, target_0, then the parameters and
     BatchNorm's buffers by name; outputs loss, grad_<parameter> and the updated buffers."""
@@ -401,24 +375,9 @@ def unet_training_step() -> onnx.ModelProto:
     return onnx.load(str(STORED))
 
 
-BUILDERS: Dict[str, Callable[[], onnx.ModelProto]] = {
-    "grid_sampler_2d_grad": grid_sampler_2d_grad,
-    "upsample_nearest_exact1d_grad": upsample_nearest_exact1d_grad,
-    "upsample_nearest_exact2d_grad": upsample_nearest_exact2d_grad,
-    "resize_bilinear_v2_grad": resize_bilinear_v2_grad,
-    "grid_sampler_3d_grad": grid_sampler_3d_grad,
-    "upsample_nearest2d_grad": upsample_nearest2d_grad,
-    "upsample_nearest3d_grad": upsample_nearest3d_grad,
-    "upsample_nearest_exact3d_grad": upsample_nearest_exact3d_grad,
-    "upsample_bilinear2d_grad": upsample_bilinear2d_grad,
-    "upsample_trilinear3d_backward": upsample_trilinear3d_backward,
-    "upsample_bicubic2d_grad": upsample_bicubic2d_grad,
-    "upsample_bilinear2d_aa_backward": upsample_bilinear2d_aa_backward,
-    "upsample_bicubic2d_aa_grad": upsample_bicubic2d_aa_grad,
-    "resize_nearest_neighbor_v2_grad": resize_nearest_neighbor_v2_grad,
-    "resize_bicubic_v2_grad": resize_bicubic_v2_grad,
-    "resize_linear_grad": resize_linear_grad,
-    "resize_grad": resize_grad,
+# the one-op models in the order of opset.OPS, then the training steps
+BUILDERS: dict[str, Callable[[], onnx.ModelProto]] = {
+    **{name: functools.partial(row.build, name) for name, row in ONE_OP_MODELS.items()},
     "spatial_transformer_step": spatial_transformer_step,
     "decoder_step": decoder_step,
     "fpn_decoder_step": fpn_decoder_step,
@@ -427,6 +386,13 @@ BUILDERS: Dict[str, Callable[[], onnx.ModelProto]] = {
     "resize_training_step": resize_training_step,
     "unet_training_step": unet_training_step,
 }
+
+
+def __getattr__(name: str):
+    """models.<name>() builds the one-op model `name` (models.grid_sampler_2d_grad(), ...), as BUILDERS[name]()."""
+    if name in ONE_OP_MODELS:
+        return BUILDERS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- inputs
@@ -450,7 +416,7 @@ def _fed_scales(rng, shapes):
 
 
 # inputs that standard normal values would not exercise as the model means them: name -> (rng, input shapes) -> arrays
-_EXAMPLE_OVERRIDES: Dict[str, Callable[[np.random.Generator, Dict[str, list]], Dict[str, np.ndarray]]] = {
+_EXAMPLE_OVERRIDES: dict[str, Callable[[np.random.Generator, dict[str, list]], dict[str, np.ndarray]]] = {
     "grid_sampler_2d_grad": _grid,
     "grid_sampler_3d_grad": _grid,
     "spatial_transformer_step": _near_identity_theta,
@@ -459,7 +425,7 @@ _EXAMPLE_OVERRIDES: Dict[str, Callable[[np.random.Generator, Dict[str, list]], D
 }
 
 
-def example_inputs(name: str, seed: int = 0, model: onnx.ModelProto = None) -> Dict[str, np.ndarray]:
+def example_inputs(name: str, seed: int = 0, model: onnx.ModelProto = None) -> dict[str, np.ndarray]:
     """Inputs for the model BUILDERS[name] (or `model`, built by it), of each input's declared type: standard
     normal floats, except a grid, a transform, a displacement field or a scale vector, which get values of the
     kind the model expects; integer inputs (a batch-norm step counter) are zero."""
@@ -480,7 +446,7 @@ def example_inputs(name: str, seed: int = 0, model: onnx.ModelProto = None) -> D
     return result
 
 
-def build_all(out_dir) -> List[pathlib.Path]:
+def build_all(out_dir) -> list[pathlib.Path]:
     """Writes every model to out_dir/<name>.onnx (checked with full_check) with its example_inputs() in
     out_dir/<name>.inputs.npz (for `resample-grad check MODEL --inputs`), and returns the model paths."""
     out = pathlib.Path(out_dir)

@@ -16,6 +16,9 @@ from typing import Dict, List, NamedTuple
 import numpy as np
 import onnx
 
+from resample_grad import _ort_probe
+from resample_grad.constants import FUNCTION_IR_VERSION, OVERLOAD_IR_VERSION
+
 from . import (
     grid_sampler_2d_grad, grid_sampler_3d_grad, resize_bicubic_v2_grad, resize_bilinear_v2_grad, resize_grad,
     resize_linear_grad,
@@ -86,8 +89,6 @@ def make_node(op_type: str, inputs, outputs, name: str = "", **attributes) -> on
 # --------------------------------------------------------------------------- attach
 
 MIN_DEFAULT_OPSET = 17
-FUNCTION_IR_VERSION = 8  # model-local functions need IR 8
-OVERLOAD_IR_VERSION = 10  # a node's `overload` (which body of a model-local function) needs IR 10
 # inputs whose functions compute in float32 (aten's opmath for them); double keeps the double body
 FLOAT32_BODY_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
 
@@ -99,17 +100,7 @@ def max_onnxruntime_ir_version() -> int:
         import onnxruntime
     except ImportError:
         return onnx.IR_VERSION
-    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
-    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])
-    graph = onnx.helper.make_graph([onnx.helper.make_node("Identity", ["x"], ["y"])], "probe", [x], [y])
-    for ir in range(onnx.IR_VERSION, FUNCTION_IR_VERSION - 1, -1):
-        model = onnx.helper.make_model(graph, ir_version=ir, opset_imports=[onnx.helper.make_opsetid("", 17)])
-        try:
-            onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-            return ir
-        except Exception:  # noqa: BLE001 - any refusal means "too new"
-            continue
-    return FUNCTION_IR_VERSION
+    return _ort_probe.max_ir_version(onnxruntime)
 
 
 def _domain_nodes(model: onnx.ModelProto):

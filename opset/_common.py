@@ -1,8 +1,7 @@
 """What every op module shares: the domain, dtype rules, error type, shape checks.
 
-The domain name and version are defined here once; the schemas, the onnxscript
-opset, the reference evaluator classes, the C++ registration (through CMake)
-and the converters all read them from this module.
+The domain name and version are defined once, in resample_grad.constants; the
+schemas, the onnxscript opset and the reference evaluator classes read them from here.
 """
 from __future__ import annotations
 
@@ -14,10 +13,7 @@ import onnx
 from onnx import TensorProto
 from onnx.reference.op_run import OpRun
 
-DOMAIN = "resample_grad"
-# Version 1: the four seed ops. Version 2: the rest of CANN's family, ResizeGrad, GridSampler3DGrad
-# (each op's schema says since_version; a model importing version 1 keeps working unchanged).
-VERSION = 2
+from resample_grad.constants import DOMAIN, VERSION  # noqa: F401 - the domain's modules import them from here
 
 # ONNX type strings accepted for every floating input of the four ops.
 FLOAT_TYPES = ["tensor(float16)", "tensor(bfloat16)", "tensor(float)", "tensor(double)"]

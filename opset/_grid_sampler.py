@@ -15,13 +15,14 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 from onnx import defs
 
+from resample_grad.constants import PADDING_MODES
+
 from . import _coords
 from ._common import (
     ResampleGradError, attribute_value, check_bool_attr, check_choice_attr, check_dim_equal, check_float_dtypes,
     check_rank, compute_dtype, input_elem_type, input_shape, make_schema, make_tensor_type,
 )
 
-PADDING_MODES = ("zeros", "border", "reflection")
 AXES = ("x", "y", "z")  # grid channel order: the last spatial axis first
 
 

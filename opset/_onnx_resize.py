@@ -8,7 +8,7 @@ GetOriginalCoordinateFromResizedCoordinate, GetNearestPixelFromOriginal), upsamp
 against onnxruntime 1.32's binary. Every coordinate, scale and weight is float32 arithmetic
 there, whatever the tensor dtype (ORT has no double Resize): so it is here.
 
-Where ORT and onnx/reference/ops/op_resize.py disagree, this follows ORT (README, "ResizeGrad"):
+Where ORT and onnx/reference/ops/op_resize.py disagree, this follows ORT (docs/ops.md, "ResizeGrad"):
 the output length from scales is floor(float(scale) * float(L)) in float32; align_corners and
 tf_crop_and_resize divide by the integer output length minus 1; pytorch_half_pixel with one
 output reads coordinate 0; an axis whose float scale is exactly 1 is the identity (antialias: an
@@ -27,15 +27,14 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from resample_grad.constants import ASPECT_RATIO_POLICIES as POLICIES
+from resample_grad.constants import COORDINATE_MODES, NEAREST_MODES
+from resample_grad.constants import RESIZE_MODES as MODES
+
 from ._common import ResampleGradError
 from ._taps import Taps
 
 f32 = np.float32
-MODES = ("nearest", "linear", "cubic")
-COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-                    "tf_half_pixel_for_nn", "tf_crop_and_resize")
-NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
-POLICIES = ("stretch", "not_larger", "not_smaller")
 TIE_TOLERANCE = f32(1e-6)  # onnxruntime 1.32: |fraction - 0.5| <= 1e-6 is a tie
 
 

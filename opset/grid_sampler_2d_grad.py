@@ -11,13 +11,14 @@ import onnx
 from onnxscript import opset18 as op
 from onnxscript import script
 
+from resample_grad.constants import INTERPOLATION_MODES
+
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import OPSET, ToOpmath, finish_bodies, ml
 from ._script_grid import AddBoxAxis, AxisIndex, AxisTaps, BoxKeysStart, GridTapGradients
 
 OP_TYPE = "GridSampler2DGrad"
-INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")
 SPEC = GridSamplerSpec(OP_TYPE, since_version=1, spatial=2, inputs=("grad_output", "input", "grid"),
                        outputs=("grad_input", "grad_grid"), modes=INTERPOLATION_MODES)
 SCHEMA = SPEC.schema(

@@ -11,6 +11,8 @@ from __future__ import annotations
 from onnxscript import opset18 as op
 from onnxscript import script
 
+from resample_grad.constants import INTERPOLATION_MODES_3D
+
 from ._common import ReferenceOp
 from ._grid_sampler import GridSamplerSpec
 from ._script import OPSET, ToOpmath, finish_bodies, ml
@@ -19,7 +21,7 @@ from .grid_sampler_2d_grad import _str
 
 OP_TYPE = "GridSampler3DGrad"
 SPEC = GridSamplerSpec(OP_TYPE, since_version=2, spatial=3, inputs=("grad", "x", "grid"), outputs=("dx", "dgrid"),
-                       modes=("bilinear", "nearest"))
+                       modes=INTERPOLATION_MODES_3D)
 SCHEMA = SPEC.schema(
     "Gradients of 5-D grid_sample (aten::grid_sampler_3d_backward) with respect to the volume x and the grid. The "
     "grid holds (x, y, z) in [-1, 1] (x indexes W, z indexes D); outputs a node leaves unnamed are not computed. A "

@@ -65,7 +65,7 @@ def require_onnxruntime():
         raise OnnxruntimeMissing(
             "resample_grad: onnxruntime is not installed (neither onnxruntime nor onnxruntime-training is importable); "
             'install it with `pip install "resample-grad[runtime]"` (or `pip install onnxruntime`), or install '
-            "onnxruntime-training-cpu for on-device training (README: On-device training with onnxruntime-training)"
+            "onnxruntime-training-cpu for on-device training (docs/training.md)"
         ) from error
     return onnxruntime
 

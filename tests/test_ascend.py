@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conftest import ge_stub_includes, one_node_model
 from resample_grad import models, opset, runtime
-from resample_grad.cli import disagreement, random_inputs, run_on
+from resample_grad.paths import disagreement, random_inputs, run_on
 from resample_grad.converters import ascend
 from resample_grad.converters.ascend_prototypes import (
     BOOL, FLOAT, GE_OP_FOR, INT, LIST_FLOAT, LIST_INT, PROTOTYPES, RESIZE_GRAD_MAPPINGS, STRING,

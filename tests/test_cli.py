@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 from resample_grad import models, opset
-from resample_grad.cli import random_inputs, run_on
+from resample_grad.paths import random_inputs, run_on
 
 
 def cli(*args, cwd=None):

@@ -9,7 +9,7 @@ import onnxruntime
 
 from conftest import one_node_model
 from resample_grad import opset, runtime
-from resample_grad.cli import disagreement
+from resample_grad.paths import disagreement
 
 SHAPES = {"grad_output": (2, 4, 6, 7), "input": (2, 4, 9, 8), "grid": (2, 6, 7, 2)}
 ATTRS = dict(interpolation_mode="bicubic", padding_mode="reflection", align_corners=0)

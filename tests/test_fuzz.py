@@ -17,7 +17,7 @@ from onnx import helper, numpy_helper
 
 from conftest import NUMPY_DTYPES, ONNX_DTYPES, one_node_model, run_model
 from resample_grad import opset, runtime
-from resample_grad.cli import disagreement
+from resample_grad.paths import disagreement
 from resample_grad.opset import ResampleGradError, _MODULES
 from resample_grad.opset._resize_v2 import ResizeV2Spec
 from resample_grad.opset._upsample import UpsampleSpec

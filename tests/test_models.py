@@ -7,7 +7,7 @@ import pytest
 
 from conftest import PATHS
 from resample_grad import models
-from resample_grad.cli import random_inputs, run_on
+from resample_grad.paths import random_inputs, run_on
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

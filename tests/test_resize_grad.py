@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from conftest import NUMPY_DTYPES, one_node_model, run_model
-from resample_grad.cli import disagreement
+from resample_grad.paths import disagreement
 from resample_grad.opset import ResampleGradError
 from resample_grad.opset import _onnx_resize, resize_grad
 

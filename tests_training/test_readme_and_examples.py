@@ -1,4 +1,5 @@
-"""The README's training example runs (in a fresh process and an empty folder), and the example models of
+"""The training examples of the documentation (README.md, CONTRIBUTING.md, docs/*.md) run (each in a fresh
+process and an empty folder; one repeated word for word runs once), and the example models of
 models/training.py (resample-grad demo's training rows) learn."""
 from __future__ import annotations
 
@@ -8,32 +9,41 @@ import re
 import subprocess
 import sys
 
-import resample_grad
-
-README = pathlib.Path(__file__).parents[1] / "README.md"
-BLOCKS = re.findall(r"^```python training\n(.*?)^```$", README.read_text(), re.M | re.S)
+import pytest
 
 
-def test_readme_training_block_runs(tmp_path):
-    assert len(BLOCKS) == 1
-    result = subprocess.run([sys.executable, "-c", BLOCKS[0]], cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"README training block:\n{BLOCKS[0]}\n{result.stderr[-4000:]}"
-    losses = [float(line.split()[1]) for line in result.stdout.splitlines()]
-    assert len(losses) == 5 and losses[-1] < losses[0], result.stdout
-
-
-def _examples():
-    """models/training.py of the installed package, loaded by path: resample_grad.models' __init__ imports
-    resample_grad.opset, which needs onnx >= 1.20 (this environment may have onnx 1.16)."""
-    path = pathlib.Path(resample_grad.__file__).parent / "models" / "training.py"
-    spec = importlib.util.spec_from_file_location("resample_grad_training_examples", path)
+def _module(name: str, path: pathlib.Path):
+    """The module at path, loaded by path (not through sys.path, where this folder's cases.py and conftest.py
+    must keep their names)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+DOC_BLOCKS = _module("doc_blocks", pathlib.Path(__file__).parents[1] / "tests" / "doc_blocks.py")
+BLOCKS = DOC_BLOCKS.blocks("python training")
+
+
+def test_the_readme_has_a_training_block():
+    assert re.search(r"^```python training$", (DOC_BLOCKS.ROOT / "README.md").read_text(), re.M)
+
+
+@pytest.mark.parametrize("block", list(BLOCKS), ids=list(BLOCKS.values()))
+def test_documented_training_block_runs(block, tmp_path):
+    """The block prints one "step loss" line per step: five, the loss going down."""
+    result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{BLOCKS[block]}:\n{block}\n{result.stderr[-4000:]}"
+    losses = [float(line.split()[1]) for line in result.stdout.splitlines()]
+    assert len(losses) == 5 and losses[-1] < losses[0], result.stdout
+
+
 def test_example_models_learn(tmp_path):
-    examples = _examples()
+    # models/training.py of the installed package, loaded by path: resample_grad.models' __init__ imports
+    # resample_grad.opset, which needs onnx >= 1.20 (this environment may have onnx 1.16). find_spec finds the
+    # folder (in an editable install too) without running that __init__.
+    folder = importlib.util.find_spec("resample_grad.models").submodule_search_locations[0]
+    examples = _module("resample_grad_training_examples", pathlib.Path(folder) / "training.py")
     for name, (model, inputs, target, learning_rate) in examples.tasks().items():
         result = examples.train(model, inputs, target, learning_rate, 20, tmp_path / name)
         losses = result["losses"]

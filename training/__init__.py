@@ -31,7 +31,8 @@ from typing import List, Optional, Union
 
 import onnx
 
-from resample_grad import runtime
+from resample_grad import _ort_probe, runtime
+from resample_grad.constants import DEFAULT_DOMAINS, MICROSOFT_DOMAIN
 
 from . import _gradients, _ort
 from ._ort import INSTALL_HINT, TrainingUnavailable
@@ -110,7 +111,7 @@ def generate_artifacts(
         raise TypeError(f"resample_grad.training.generate_artifacts: model must be an onnx.ModelProto or a path, "
                         f"got {type(model).__name__}")
     _gradients.name_nodes(forward)
-    has_grid_sample = any(n.op_type == "GridSample" and n.domain in ("", "ai.onnx") for n in forward.graph.node)
+    has_grid_sample = any(n.op_type == "GridSample" and n.domain in DEFAULT_DOMAINS for n in forward.graph.node)
     library = runtime.library_path()
     if custom_op_library is not None and os.path.realpath(os.fsdecode(custom_op_library)) != os.path.realpath(library):
         if has_grid_sample:
@@ -135,8 +136,8 @@ def generate_artifacts(
         artifact = onnx.load(str(path))
         if kind == "training":
             _gradients.fix_attributes(artifact, forward, ranks)
-        if not any(o.domain == "com.microsoft" for o in artifact.opset_import):
-            artifact.opset_import.append(onnx.helper.make_opsetid("com.microsoft", 1))
+        if not any(o.domain == MICROSOFT_DOMAIN for o in artifact.opset_import):
+            artifact.opset_import.append(onnx.helper.make_opsetid(MICROSOFT_DOMAIN, 1))
         artifact.ir_version = min(artifact.ir_version, max_ir)
         onnx.save(artifact, str(path))
     if ort_format:
@@ -148,18 +149,7 @@ def generate_artifacts(
 @functools.lru_cache(maxsize=None)
 def _max_ir_version() -> int:
     """The newest IR version the installed onnxruntime loads (probed once)."""
-    ort = _ort.onnxruntime()
-    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
-    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])
-    graph = onnx.helper.make_graph([onnx.helper.make_node("Identity", ["x"], ["y"])], "probe", [x], [y])
-    for ir in range(onnx.IR_VERSION, 7, -1):
-        probe = onnx.helper.make_model(graph, ir_version=ir, opset_imports=[onnx.helper.make_opsetid("", 17)])
-        try:
-            ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
-            return ir
-        except Exception:  # noqa: BLE001 - any refusal means "too new"
-            continue
-    return 8
+    return _ort_probe.max_ir_version(_ort.onnxruntime())
 
 
 def _to_ort_format(path: pathlib.Path) -> None:

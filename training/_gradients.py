@@ -24,12 +24,11 @@ from typing import Dict, List
 import onnx
 from onnx import helper
 
+from resample_grad.constants import DEFAULT_DOMAINS, DOMAIN, GRID_SAMPLE_MODES, INTERPOLATION_MODES_3D
+
 from . import _ort
 
 PREFIX = "rg_"  # intermediate names inside a gradient definition (the builder prefixes them with "F_Grad/")
-GRID_SAMPLE_MODES = {"linear": "bilinear", "bilinear": "bilinear", "nearest": "nearest", "cubic": "bicubic",
-                     "bicubic": "bicubic"}
-DOMAIN = "resample_grad"  # resample_grad.opset.DOMAIN (not imported: opset/ needs onnx >= 1.20)
 
 _registered = False
 
@@ -129,7 +128,7 @@ def name_nodes(model: onnx.ModelProto) -> int:
 
 
 def _opset(model: onnx.ModelProto) -> int:
-    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    return next((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), 0)
 
 
 def _attributes(node) -> Dict[str, object]:
@@ -149,7 +148,7 @@ def spatial_ranks(model: onnx.ModelProto) -> Dict[str, int]:
         ranks[init.name] = len(init.dims)
     out = {}
     for node in model.graph.node:
-        if node.op_type == "GridSample" and node.domain in ("", "ai.onnx"):
+        if node.op_type == "GridSample" and node.domain in DEFAULT_DOMAINS:
             rank = ranks.get(node.input[0]) or ranks.get(node.input[1])
             if rank:
                 out[node.name] = rank
@@ -162,7 +161,7 @@ def fix_attributes(training_model: onnx.ModelProto, forward: onnx.ModelProto, ra
     missing or is not ours (another gradient definition for GridSample was registered first in this process)."""
     opset = _opset(forward)
     forward_nodes = {n.name: n for n in forward.graph.node
-                     if n.op_type in ("GridSample", "AffineGrid") and n.domain in ("", "ai.onnx")}
+                     if n.op_type in ("GridSample", "AffineGrid") and n.domain in DEFAULT_DOMAINS}
     by_forward: Dict[str, list] = {}
     for node in training_model.graph.node:
         if "_Grad/" in node.name:
@@ -191,7 +190,7 @@ def fix_attributes(training_model: onnx.ModelProto, forward: onnx.ModelProto, ra
                 raise ValueError(f"resample_grad.training: cannot tell the rank of GridSample node {name!r}'s input "
                                  f"(shape inference gives {rank}); expected 4 (GridSampler2DGrad) or 5 "
                                  "(GridSampler3DGrad): give the model's inputs static ranks")
-            if rank == 5 and mode == "bicubic":
+            if rank == 5 and mode not in INTERPOLATION_MODES_3D:
                 raise ValueError(f"resample_grad.training: GridSample node {name!r} is 5-D with mode {mode_name!r}; "
                                  "GridSampler3DGrad has bilinear and nearest (as aten's grid_sampler_3d)")
             node = targets[0]
@@ -199,7 +198,7 @@ def fix_attributes(training_model: onnx.ModelProto, forward: onnx.ModelProto, ra
             new = {"interpolation_mode": mode, "padding_mode": attrs.get("padding_mode", "zeros"),
                    "align_corners": int(attrs.get("align_corners", 0))}
         else:
-            targets = [g for g in grads if g.domain in ("", "ai.onnx") and g.op_type == "AffineGrid"]
+            targets = [g for g in grads if g.domain in DEFAULT_DOMAINS and g.op_type == "AffineGrid"]
             if len(targets) != 1:
                 raise ValueError(
                     f"resample_grad.training: the gradient of AffineGrid node {name!r} is "

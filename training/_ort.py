@@ -13,8 +13,7 @@ import sys
 import types
 
 INSTALL_HINT = ('pip install onnxruntime-training-cpu==1.19.2 "numpy<2" in an environment of its own, then '
-                'pip install resample-grad there, without the runtime extra (README: On-device training with '
-                'onnxruntime-training)')
+                'pip install resample-grad there, without the runtime extra (docs/training.md)')
 
 
 class TrainingUnavailable(ImportError):
