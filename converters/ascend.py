@@ -29,7 +29,6 @@ import dataclasses
 import json
 import pathlib
 import sys
-from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -57,12 +56,12 @@ AGREEMENT = 1e-6  # ResizeGrad mappings: largest tap-weight difference per unit 
 class NodeReport:
     node: str
     op_type: str
-    ge_op: Optional[str]
+    ge_op: str | None
     action: str  # "converted", "converted with Cast", "fallback: <why>"
-    attributes: Dict[str, object] = dataclasses.field(default_factory=dict)  # GE attribute -> value
-    checks: List[dict] = dataclasses.field(default_factory=list)  # {"check", "ok", "detail"}
-    mapping: Optional[str] = None  # ResizeGrad: the row of RESIZE_GRAD_MAPPINGS and the op it became
-    rejected: List[str] = dataclasses.field(default_factory=list)  # candidates tried first, and why not
+    attributes: dict[str, object] = dataclasses.field(default_factory=dict)  # GE attribute -> value
+    checks: list[dict] = dataclasses.field(default_factory=list)  # {"check", "ok", "detail"}
+    mapping: str | None = None  # ResizeGrad: the row of RESIZE_GRAD_MAPPINGS and the op it became
+    rejected: list[str] = dataclasses.field(default_factory=list)  # candidates tried first, and why not
 
 
 @dataclasses.dataclass
@@ -70,8 +69,8 @@ class Conversion:
     model: onnx.ModelProto
     soc: str
     family: str
-    nodes: List[NodeReport]
-    files: Dict[str, str] = dataclasses.field(default_factory=dict)  # name -> path
+    nodes: list[NodeReport]
+    files: dict[str, str] = dataclasses.field(default_factory=dict)  # name -> path
 
     def summary(self) -> str:
         lines = [f"Ascend conversion for {self.soc} ({self.family})"]
@@ -150,7 +149,7 @@ def _node_from_record(record: dict) -> onnx.NodeProto:
     return node
 
 
-def _record_of(node: onnx.NodeProto) -> Optional[dict]:
+def _record_of(node: onnx.NodeProto) -> dict | None:
     if not node.doc_string.startswith("{"):
         return None
     try:
@@ -165,15 +164,15 @@ def _record_of(node: onnx.NodeProto) -> Optional[dict]:
 class GePlan:
     """One GE op for one resample_grad node: its inputs, attribute values, and what it needs around it."""
     ge_type: str
-    inputs: List[str]
-    outputs: List[str]
-    attrs: Dict[str, object]
-    steps: List[Tuple[int, int, float]] = dataclasses.field(default_factory=list)  # per resized axis: in, out, in/out step
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, object]
+    steps: list[tuple[int, int, float]] = dataclasses.field(default_factory=list)  # per resized axis: in, out, in/out step
     wrap: bool = False  # the 1-D form: Unsqueeze to [N, C, 1, L], the 2-D op, Squeeze
-    size_from: Optional[str] = None  # ResizeNearestNeighborV2Grad: the int64 size to Cast to int32
-    inits: List[onnx.TensorProto] = dataclasses.field(default_factory=list)
-    checks: List[Tuple[str, bool, str, Optional[str]]] = dataclasses.field(default_factory=list)  # name, ok, detail, problem
-    out_shapes: List[Optional[list]] = dataclasses.field(default_factory=list)
+    size_from: str | None = None  # ResizeNearestNeighborV2Grad: the int64 size to Cast to int32
+    inits: list[onnx.TensorProto] = dataclasses.field(default_factory=list)
+    checks: list[tuple[str, bool, str, str | None]] = dataclasses.field(default_factory=list)  # name, ok, detail, problem
+    out_shapes: list[list | None] = dataclasses.field(default_factory=list)
 
 
 class _Context:
@@ -197,13 +196,13 @@ class _Context:
                 self.used.add(name)
                 return name
 
-    def shape(self, name: str) -> Optional[list]:
+    def shape(self, name: str) -> list | None:
         return self.info.get(name, (None, 0))[0]
 
     def elem(self, name: str) -> int:
         return self.info.get(name, (None, TensorProto.FLOAT))[1]
 
-    def value(self, name: str) -> Optional[np.ndarray]:
+    def value(self, name: str) -> np.ndarray | None:
         return numpy_helper.to_array(self.constants[name]) if name in self.constants else None
 
 
@@ -240,7 +239,7 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     wrap = proto.rank == 4 and spatial == 1
     if wrap:  # [N, C, L] -> [N, C, 1, L]: H is 1 -> 1 with scale 1 (as aclnn's 1-D backwards)
         size, out, forward = size[:2] + [1] + size[2:], [1] + out, [1.0] + forward
-    steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(size[2:], out, forward) if i is not None and o is not None]
+    steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(size[2:], out, forward, strict=True) if i is not None and o is not None]
     checks = [("static sizes", _static(size) and _static(out), f"input_size {size}, output_size {out}",
                None if _static(size) and _static(out) else
                f"{ge_type} needs static sizes (input_size {size}, grad_output spatial {out}); N or C of -1 must be "
@@ -257,17 +256,17 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
             checks.append(("scales all given", ok, f"scales {forward}",
                            None if ok else f"{ge_type} takes scales for every axis or none, got {forward}"))
             if ge_type == "UpsampleNearest3dGrad" and ok and _static(size) and _static(out):
-                floors = [int(np.floor(i * f)) for i, f in zip(size[2:], forward)]
+                floors = [int(np.floor(i * f)) for i, f in zip(size[2:], forward, strict=True)]
                 ok = floors == list(out)
                 checks.append(("floor(in * scale) == out", ok, f"{floors} vs grad_output {out}",
                                None if ok else f"GE infershape needs floor(input_size * scales) == grad_output "
                                                f"spatial, got {floors} vs {out}"))
     elif ge_type == "UpsampleTrilinear3dBackward":
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners,
-                        **{n: _inverse(f) for n, f in zip(names, forward)})
+                        **{n: _inverse(f) for n, f in zip(names, forward, strict=True)})
     elif ge_type == "UpsampleBicubic2dGrad":  # no sizes: the kernel uses the resolved inverse scales as they are
         resolved = [((i - 1) / (o - 1) if o > 1 else 0.0) if corners else (1.0 / f if f > 0 else i / o)
-                    for i, o, f in zip(size[2:], out, forward)] if _static(size) and _static(out) else [0.0, 0.0]
+                    for i, o, f in zip(size[2:], out, forward, strict=True)] if _static(size) and _static(out) else [0.0, 0.0]
         ge_attrs = dict(align_corners=corners, scales_h=float(resolved[0]), scales_w=float(resolved[1]))
     elif ge_type == "ResizeGradD":  # the torch bicubic backward of aclnnUpsampleBicubic2dBackward's fallback
         ge_attrs = dict(original_size=size, roi=[], scales=[float(f) for f in forward],
@@ -311,7 +310,7 @@ def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
         original = ctx.shape(node.input[1]) or [None] * proto.rank
     scales = ge_attrs.get("scales", [ge_attrs.get("scale", 0.0)])
     corners = ge_attrs.get("align_corners", 0)
-    plan.steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(original[2:], grads[2:], scales)
+    plan.steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(original[2:], grads[2:], scales, strict=True)
                   if i is not None and o is not None]
     plan.out_shapes = [original]
     return plan
@@ -355,7 +354,7 @@ def _target_reference(target: str, dy: np.ndarray, x_shape, attrs: dict) -> np.n
 
 
 def _probe_axis(resize_attrs: dict, target: str, fixed: dict, axis: int, size_in: int, size_out: int,
-                scale: Optional[float], dtype) -> float:
+                scale: float | None, dtype) -> float:
     """Largest difference between the two ops' tap weights along one axis (the other resized axis kept at 1):
     both references run on the one-hot gradients of every output position, so each result row is the
     row of one tap matrix. The coordinates are float32 in ResizeGrad (onnxruntime divides by the scale)
@@ -399,7 +398,7 @@ def _describe(a) -> str:
     return ", ".join(parts)
 
 
-def resize_grad_targets(node, ctx: _Context) -> Tuple[List[Tuple[onnx.NodeProto, str]], List[str], Optional[str]]:
+def resize_grad_targets(node, ctx: _Context) -> tuple[list[tuple[onnx.NodeProto, str]], list[str], str | None]:
     """The ops of the domain that compute this ResizeGrad node on its sizes: ([(equivalent node, mapping)],
     the candidates that did not agree and why, or the reason there are none)."""
     from resample_grad.opset import _onnx_resize, resize_grad
@@ -447,11 +446,11 @@ def resize_grad_targets(node, ctx: _Context) -> Tuple[List[Tuple[onnx.NodeProto,
             continue
         for target, fixed in row.targets:
             worst = [_probe_axis(values, target, fixed, axis, p.input_size, p.output_size, s, dtype)
-                     for axis, p, s in zip((2, 3), plan[2:], scales)]
+                     for axis, p, s in zip((2, 3), plan[2:], scales, strict=True)]
             limits = [AGREEMENT * max(1, p.input_size) for p in plan[2:]]
             detail = f"{row.name} -> {target}{_fixed(fixed)}: references differ by " + ", ".join(
-                f"{w:.2g} on {axis} (limit {t:.2g})" for w, axis, t in zip(worst, ("H", "W"), limits))
-            if all(w <= t for w, t in zip(worst, limits)):
+                f"{w:.2g} on {axis} (limit {t:.2g})" for w, axis, t in zip(worst, ("H", "W"), limits, strict=True))
+            if all(w <= t for w, t in zip(worst, limits, strict=True)):
                 forward = [s or 0.0 for s in scales]
                 attrs = _target_attrs(target, fixed, x_shape, dy_shape, forward)
                 inputs = [dy_name] + ([x_name] if target in ("ResizeBilinearV2Grad", "ResizeBicubicV2Grad") else [])
@@ -552,7 +551,7 @@ def _ge_node(ge_type, inputs, outputs, name, attrs) -> onnx.NodeProto:
     return node
 
 
-def _emit(original, plan: GePlan, needs_cast: bool, ctx: _Context) -> Tuple[List[onnx.NodeProto], List[onnx.TensorProto]]:
+def _emit(original, plan: GePlan, needs_cast: bool, ctx: _Context) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto]]:
     """The GE node with its helpers (Cast, Unsqueeze / Squeeze); the GE node's doc_string records the
     original node and what was added for it."""
     pre, post, inits = [], [], list(plan.inits)
@@ -653,7 +652,7 @@ def _plan_node(node, ctx: _Context, family, cast, wide_modes):
     return plan, report, problems, needs_cast
 
 
-def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: Optional[dict] = None) -> None:
+def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: dict | None = None) -> None:
     """LabelEncoder of a constant string (the inlined mode attributes) becomes an int64 Constant,
     in subgraphs too (outer-scope constants are visible there)."""
     strings = dict(outer_strings or {})
@@ -667,7 +666,8 @@ def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: Optional[dict] =
     for index, node in enumerate(graph.node):
         if node.op_type == "LabelEncoder" and node.input[0] in strings:
             a = _attrs(node)
-            table = dict(zip(a["keys_strings"], a["values_int64s"]))
+            # one value per key by LabelEncoder's spec; a malformed table is onnx.checker's to report, not this fold's
+            table = dict(zip(a["keys_strings"], a["values_int64s"], strict=False))
             value = table.get(strings[node.input[0]], a.get("default_int64", -1))
             graph.node[index].CopyFrom(helper.make_node("Constant", [], [node.output[0]],
                                                         value=helper.make_tensor(node.output[0], TensorProto.INT64, [], [value])))
@@ -703,7 +703,7 @@ def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
 
 
 def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, cast: bool = False,
-              fallback: Optional[str] = None, wide_modes: bool = False) -> Conversion:
+              fallback: str | None = None, wide_modes: bool = False) -> Conversion:
     if fallback not in (None, "node", "all"):
         raise ResampleGradError(OP, f"fallback must be 'node' or 'all', got {fallback!r}")
     try:

@@ -9,7 +9,6 @@ CANN's; `dtypes` lists per product family what the op runs (an absent family: no
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Optional, Tuple
 
 # GE attribute types as the plugin and the GE IR setters see them
 STRING, BOOL, INT, FLOAT, LIST_INT, LIST_FLOAT = "String", "Bool", "Int", "Float", "ListInt", "ListFloat"
@@ -55,8 +54,8 @@ class GeAttr:
 class ScaleLimit:
     """Bounds on the inverse scale in/out of every resized axis (the src/dst index step as the op
     resolves it: 1/scale when a forward scale is given, else the size ratio)."""
-    low: Optional[float] = None  # smallest step: 0.02 = at most a 50x upscale
-    high: Optional[float] = None  # largest step: 50 = at most a 50x downscale
+    low: float | None = None  # smallest step: 0.02 = at most a 50x upscale
+    high: float | None = None  # largest step: 50 = at most a 50x downscale
     high_open: bool = False  # the high bound itself is outside
     source: str = ""
 
@@ -64,20 +63,20 @@ class ScaleLimit:
 @dataclasses.dataclass(frozen=True)
 class GeOp:
     ge_type: str
-    inputs: Tuple[str, ...]
-    outputs: Tuple[str, ...]
-    attrs: Tuple[GeAttr, ...]  # in CANN's order (aclnn OP_ATTR and tilings read them by index)
-    dtypes: Dict[str, Tuple[str, ...]]  # product family -> supported dtypes (onnx names); absent family: unsupported
-    modes: Dict[str, Tuple[str, ...]] = dataclasses.field(default_factory=dict)  # documented GE attribute values
-    wide_modes: Dict[str, Tuple[str, ...]] = dataclasses.field(default_factory=dict)  # newer CANN, opt-in
-    limit: Optional[ScaleLimit] = None
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: tuple[GeAttr, ...]  # in CANN's order (aclnn OP_ATTR and tilings read them by index)
+    dtypes: dict[str, tuple[str, ...]]  # product family -> supported dtypes (onnx names); absent family: unsupported
+    modes: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # documented GE attribute values
+    wide_modes: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # newer CANN, opt-in
+    limit: ScaleLimit | None = None
     rank: int = 4  # rank of the first input (and the output) the GE op takes
     # GE format of each port that is not ND (the parser plugin sets it, as CANN's ONNX plugins and aclnn callers do)
-    formats: Dict[str, str] = dataclasses.field(default_factory=dict)
+    formats: dict[str, str] = dataclasses.field(default_factory=dict)
     # the axis order the op reads its image tensors in, as a permutation of the ONNX (N, C, spatial...) order; the
     # converter transposes the `layout_ports` inputs by it and the outputs back (None: the op reads N, C, spatial...)
-    layout: Optional[Tuple[int, ...]] = None
-    layout_ports: Tuple[str, ...] = ()
+    layout: tuple[int, ...] | None = None
+    layout_ports: tuple[str, ...] = ()
     source: str = ""  # where the row comes from
 
     def attr(self, name: str) -> GeAttr:
@@ -108,7 +107,7 @@ _CHANNELS_LAST_2D = {"grad": "NHWC", "x": "NHWC", "dx": "NHWC"}
 _CHANNELS_LAST_3D = {"grad": "NDHWC", "x": "NDHWC", "dx": "NDHWC"}
 _NCHW_V2 = {"grads": "NCHW", "original_image": "NCHW", "y": "NCHW"}
 
-PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
+PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("GridSampler2DGrad", ("grad", "x", "grid"), ("dx", "dgrid"),
          (_opt("interpolation_mode", STRING, "bilinear"), _opt("padding_mode", STRING, "zeros"),
           _opt("align_corners", BOOL, False)),
@@ -195,7 +194,7 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
 # name within its scale range, else ResizeGradD). The 1-D forms of UpsampleNearestExact1dGrad,
 # UpsampleNearest2dGrad and UpsampleBilinear2dGrad run the 2-D GE op on [N, C, 1, L] (as aclnn).
 # ResizeGrad has no fixed GE op: see RESIZE_GRAD_MAPPINGS.
-GE_OP_FOR: Dict[str, Tuple[str, ...]] = {
+GE_OP_FOR: dict[str, tuple[str, ...]] = {
     "GridSampler2DGrad": ("GridSampler2DGrad",),
     "GridSampler3DGrad": ("GridSampler3DGrad",),
     "UpsampleNearestExact1dGrad": ("UpsampleNearestExact2dGrad",),
@@ -224,11 +223,11 @@ class ResizeMapping:
     on the model's own sizes and scales (nearest indices can differ at scale-derived boundaries)."""
     name: str
     mode: str
-    coordinate_modes: Tuple[str, ...]
-    targets: Tuple[Tuple[str, Dict[str, int]], ...]
-    nearest_mode: Optional[str] = None  # None: not read by the mode
-    cubic_coeff_a: Optional[float] = None
-    exclude_outside: Optional[int] = None  # None: either (not read by the mode)
+    coordinate_modes: tuple[str, ...]
+    targets: tuple[tuple[str, dict[str, int]], ...]
+    nearest_mode: str | None = None  # None: not read by the mode
+    cubic_coeff_a: float | None = None
+    exclude_outside: int | None = None  # None: either (not read by the mode)
     antialias: int = 0
     outputs_above_one: bool = False  # pytorch_half_pixel reads coordinate 0 for an output of length 1
 
@@ -236,7 +235,7 @@ class ResizeMapping:
 _BILINEAR_HALF_PIXEL = (("ResizeBilinearV2Grad", {"half_pixel_centers": 1}), ("UpsampleBilinear2dGrad", {"align_corners": 0}))
 _EXACT = (("UpsampleNearestExact2dGrad", {}), ("ResizeNearestNeighborV2Grad", {"half_pixel_centers": 1}))
 _BICUBIC = (("ResizeBicubicV2Grad", {"align_corners": 0}), ("UpsampleBicubic2dGrad", {"align_corners": 0}))
-RESIZE_GRAD_MAPPINGS: Tuple[ResizeMapping, ...] = (
+RESIZE_GRAD_MAPPINGS: tuple[ResizeMapping, ...] = (
     ResizeMapping("linear align_corners", "linear", ("align_corners",),
                   (("ResizeBilinearV2Grad", {"align_corners": 1}), ("UpsampleBilinear2dGrad", {"align_corners": 1}))),
     ResizeMapping("linear half_pixel", "linear", ("half_pixel",), _BILINEAR_HALF_PIXEL),
@@ -277,7 +276,7 @@ GE_DTYPE = {"float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "float32": "DT_FLOAT
             "int32": "DT_INT32", "int64": "DT_INT64"}
 
 
-def resolve_soc(soc: str) -> Tuple[str, str]:
+def resolve_soc(soc: str) -> tuple[str, str]:
     """(the ATC spelling of a concrete SoC name, its product family), case-insensitive.
 
     A family name is refused: ATC's --soc_version and the GE IR build need a concrete SoC."""

@@ -22,7 +22,7 @@ the node.
 from __future__ import annotations
 
 import copy
-from typing import Callable, Dict, List, Optional
+from collections.abc import Callable
 
 import onnx
 from onnx import helper
@@ -42,7 +42,7 @@ class _Builder:
         for value in list(self.inferred.graph.input) + list(self.inferred.graph.value_info) + list(self.inferred.graph.output):
             dims = value.type.tensor_type.shape.dim
             self.shapes[value.name] = [d.dim_value if d.HasField("dim_value") else None for d in dims]
-        self.nodes: List[onnx.NodeProto] = []
+        self.nodes: list[onnx.NodeProto] = []
         self.counter = 0
 
     def name(self, hint: str) -> str:
@@ -99,7 +99,8 @@ RESIZE_ATTRIBUTES = ("mode", "coordinate_transformation_mode", "nearest_mode", "
 def _resize(b: _Builder, node, grads, needed):
     """ResizeGrad with the forward's own roi / scales / sizes (run-time tensors) and attributes."""
     if any(needed[1:]):
-        names = [n for n, k in zip(("roi", "scales", "sizes"), needed[1:]) if k]
+        # strict=False: needed has an entry per input the node has; absent trailing inputs need nothing
+        names = [n for n, k in zip(("roi", "scales", "sizes"), needed[1:], strict=False) if k]
         raise _unsupported(node, f"gradients for {', '.join(names)} are not defined (they only index the input)")
     if _attr(node, "mode", "nearest") not in ("nearest", "linear", "cubic"):
         raise _unsupported(node, f"mode {_attr(node, 'mode', None)!r} is not a Resize mode")
@@ -142,13 +143,13 @@ def _div(b, node, grads, needed):
     return [b.add("Div", [grads[0], node.input[1]], [b.name("div")]), None]
 
 
-RULES: Dict[str, Callable] = {
+RULES: dict[str, Callable] = {
     "GridSample": _grid_sample, "Resize": _resize, "Identity": _identity, "Neg": _neg,
     "Add": _add, "Sub": _sub, "Mul": _mul, "Div": _div,
 }
 
 
-def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str] = None) -> onnx.ModelProto:
+def gradient_model(model: onnx.ModelProto, wrt: list[str], output: str | None = None) -> onnx.ModelProto:
     """A model computing the forward outputs and the gradients of `output` with respect to `wrt`."""
     model = copy.deepcopy(model)
     graph = model.graph
@@ -170,7 +171,7 @@ def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str]
         raise ResampleGradError(OP, f"output {output!r} does not depend on {wrt}")
 
     grad_in = f"grad_{output}"
-    grads: Dict[str, str] = {output: grad_in}
+    grads: dict[str, str] = {output: grad_in}
     for node in reversed(list(graph.node)):
         if not any(o in grads for o in node.output):
             continue
@@ -183,7 +184,7 @@ def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str]
         if len(node.output) != 1:
             raise _unsupported(node, "only single-output forward ops are supported")
         input_grads = rule(b, node, [grads[node.output[0]]], needed)
-        for name, grad in zip(node.input, input_grads):
+        for name, grad in zip(node.input, input_grads, strict=True):  # a rule returns one gradient per input
             if grad is None or not name:
                 continue
             if name in grads:  # a value used twice: gradients add

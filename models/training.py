@@ -15,7 +15,6 @@ import os
 import pathlib
 import sys
 import time
-from typing import Dict, List, Tuple
 
 import numpy as np
 import onnx
@@ -94,7 +93,7 @@ def _blobs(n, channels, size, rng) -> np.ndarray:
     return images
 
 
-def tasks(seed=0) -> Dict[str, Tuple[onnx.ModelProto, np.ndarray, np.ndarray, float]]:
+def tasks(seed=0) -> dict[str, tuple[onnx.ModelProto, np.ndarray, np.ndarray, float]]:
     """name -> (forward model, input batch, target, SGD learning rate): the U-Net learns to denoise, the spatial
     transformer to undo a shift of 2 pixels."""
     rng = np.random.default_rng(seed)
@@ -122,7 +121,7 @@ def _quiet_stderr():
 
 
 def train(model: onnx.ModelProto, inputs: np.ndarray, target: np.ndarray, learning_rate: float, steps: int,
-          out_dir, threads: int = 0) -> Dict[str, object]:
+          out_dir, threads: int = 0) -> dict[str, object]:
     """Generates the artifacts (MSE loss, SGD) into out_dir and trains `steps` steps on one batch with a CPU
     api.Module and api.Optimizer: {"losses": [...], "ms": time per step (forward, backward, SGD)}."""
     from resample_grad import training
@@ -139,7 +138,7 @@ def train(model: onnx.ModelProto, inputs: np.ndarray, target: np.ndarray, learni
     optimizer = api.Optimizer(str(out / "optimizer_model.onnx"), module)
     optimizer.set_learning_rate(learning_rate)
     module.train()
-    losses: List[float] = []
+    losses: list[float] = []
     start = time.perf_counter()
     for _ in range(steps):
         losses.append(float(module(inputs, target)))

@@ -91,7 +91,7 @@ sys.path.insert(0, str(GE_STUB))
 import check_against_cann  # noqa: E402
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ge_onnx_pb() -> pathlib.Path:
     """A folder with onnx/proto/ge_onnx.pb.{h,cc}: protoc's output for CANN's ge_onnx.proto (tests/ge_stub)."""
     return check_against_cann.protoc(pathlib.Path(tempfile.mkdtemp(prefix="ge_onnx_pb_")))

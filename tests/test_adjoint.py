@@ -12,7 +12,7 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import PATHS, one_node_model, run_model
+from conftest import one_node_model, run_model
 
 RNG_SEED = 20261122
 
@@ -104,7 +104,7 @@ def test_resize_bilinear_adjoint(mode, in_hw, out_hw, path):
 def test_resize_bilinear_adjoint_with_scales(mode, in_hw, scales, path):
     """A scale given to Resize and to the gradient: index scale 1 / scale on both sides."""
     ours, theirs = RESIZE_MODES[mode]
-    out_hw = tuple(int(np.floor(s * d)) for s, d in zip(scales, in_hw))
+    out_hw = tuple(int(np.floor(s * d)) for s, d in zip(scales, in_hw, strict=True))
     rng = np.random.default_rng(RNG_SEED + 3)
     x = rng.standard_normal((1, 2, *in_hw)).astype(np.float32)
     go = rng.standard_normal((1, 2, *out_hw)).astype(np.float32)

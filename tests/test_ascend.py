@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import pathlib
-import re
 import subprocess
 import sys
 
@@ -21,12 +20,20 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conftest import ge_stub_includes, one_node_model
 from resample_grad import models, opset, runtime
-from resample_grad.paths import disagreement, random_inputs, run_on
 from resample_grad.converters import ascend
 from resample_grad.converters.ascend_prototypes import (
-    BOOL, FLOAT, GE_OP_FOR, INT, LIST_FLOAT, LIST_INT, PROTOTYPES, RESIZE_GRAD_MAPPINGS, STRING,
+    BOOL,
+    FLOAT,
+    GE_OP_FOR,
+    INT,
+    LIST_FLOAT,
+    LIST_INT,
+    PROTOTYPES,
+    RESIZE_GRAD_MAPPINGS,
+    STRING,
 )
 from resample_grad.opset import OPS, ResampleGradError
+from resample_grad.paths import disagreement, random_inputs, run_on
 
 STUB = pathlib.Path(__file__).parent / "ge_stub"
 ONNX_TYPE_OF = {STRING: onnx.AttributeProto.STRING, BOOL: onnx.AttributeProto.INT, INT: onnx.AttributeProto.INT,
@@ -184,7 +191,7 @@ def _bit_identical(original, back, feeds):
     ours = runtime.run(runtime.session(original), feeds)
     returned = runtime.run(runtime.session(back), feeds)
     assert len(ours) == len(returned)
-    for a, b in zip(ours, returned):
+    for a, b in zip(ours, returned, strict=True):
         assert a.tobytes() == b.tobytes()
 
 
@@ -459,7 +466,7 @@ def _mapping_cases():
         yield x, dy, None
     for x, _ in MAPPING_SIZES:
         for scales in MAPPING_SCALES:
-            dy = tuple(int(np.float32(s) * np.float32(n)) for s, n in zip(scales, x))
+            dy = tuple(int(np.float32(s) * np.float32(n)) for s, n in zip(scales, x, strict=True))
             if min(dy) > 0:
                 yield x, dy, scales
 
@@ -654,7 +661,7 @@ def test_device_limits_are_errors_naming_the_node(case, tmp_path):
     assert not any(n.domain in (opset.DOMAIN, ascend.GE_DOMAIN) for n in conversion.model.graph.node)
     feeds = random_inputs(model, seed=8)
     got = runtime.run(onnxruntime.InferenceSession(conversion.model.SerializeToString()), feeds)
-    for a, b in zip(got, run_on(model, feeds, "reference").values()):
+    for a, b in zip(got, run_on(model, feeds, "reference").values(), strict=True):
         assert disagreement(a, b) <= (1e-5 if dtype in ("float32", "float64") else 1e-2)
 
 
@@ -745,7 +752,7 @@ def test_fallback_all_is_standard_onnx_and_runs_without_the_library(name, tmp_pa
     feeds = models.example_inputs(name, seed=7, model=model)
     ours = onnxruntime.InferenceSession(lowered.SerializeToString()).run(None, feeds)
     reference = run_on(model, feeds, "reference")
-    for got, want in zip(ours, reference.values()):
+    for got, want in zip(ours, reference.values(), strict=True):
         assert disagreement(got, want) <= 1e-5  # max |diff| / max(|reference|, 1): float32 sums
 
 

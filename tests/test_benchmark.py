@@ -41,7 +41,7 @@ def test_torch_column_computes_what_the_kernel_computes(row):
     if row.torch_note:  # the TensorFlow legacy mode: torch times the half-pixel backward, as its note says
         assert "same work" in row.torch_note and ours[0].shape == theirs[0].shape
         return
-    for got, want in zip(ours, theirs):
+    for got, want in zip(ours, theirs, strict=True):
         assert got.shape == want.shape
         scale = max(np.abs(want).max(), 1e-30)  # the nearest grid samplers' grid gradient is 0
         assert np.abs(got - want).max() / scale <= 1e-5

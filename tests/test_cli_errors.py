@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 import pytest
 
-from resample_grad import cli, models, opset
+from resample_grad import cli, models
 from resample_grad.converters import ascend
 
 ROWS = [  # (id, arguments, text the error line must contain)
@@ -126,7 +126,7 @@ def _save_dynamic(model: onnx.ModelProto, path, dims: dict) -> None:
     """model with its inputs' dims replaced by symbols (dims: input name -> list of str or int)."""
     for value in model.graph.input:
         if value.name in dims:
-            for d, new in zip(value.type.tensor_type.shape.dim, dims[value.name]):
+            for d, new in zip(value.type.tensor_type.shape.dim, dims[value.name], strict=True):
                 if isinstance(new, str):
                     d.dim_param = new
     del model.graph.value_info[:]

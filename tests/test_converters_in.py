@@ -61,9 +61,9 @@ def test_export_spatial_transformer_step(mode, padding, corners):
     assert attrs == {"interpolation_mode": mode.encode(), "padding_mode": padding.encode(), "align_corners": corners}
     onnx.checker.check_model(model, full_check=True)
     want = step(x, theta, go)
-    feeds = dict(zip([i.name for i in model.graph.input], [x.numpy(), theta.numpy(), go.numpy()]))
-    for path, outputs in run_both(model, feeds).items():
-        for ours, expected in zip(outputs, want):
+    feeds = dict(zip([i.name for i in model.graph.input], [x.numpy(), theta.numpy(), go.numpy()], strict=True))
+    for outputs in run_both(model, feeds).values():
+        for ours, expected in zip(outputs, want, strict=True):
             close(ours, expected)
 
 
@@ -75,7 +75,7 @@ def test_export_output_mask_leaves_the_grid_gradient_out():
     model = converters.export(grad_x_only, (x, grid, go))
     (node,) = [n for n in model.graph.node if n.domain == opset.DOMAIN]
     assert node.output[1] == ""  # the grid gradient is not computed
-    feeds = dict(zip([i.name for i in model.graph.input], [x.numpy(), grid.numpy(), go.numpy()]))
+    feeds = dict(zip([i.name for i in model.graph.input], [x.numpy(), grid.numpy(), go.numpy()], strict=True))
     for outputs in run_both(model, feeds).values():
         close(outputs[0], grad_x_only(x, grid, go))
 
@@ -102,9 +102,9 @@ def test_export_upsampling_decoder():
                    for n in model.graph.node if n.op_type == "ResizeBilinearV2Grad")
     assert modes == [(0, 1), (1, 0)]
     want = decoder_grads(z, seq, g_img, g_seq)
-    feeds = dict(zip([i.name for i in model.graph.input], [t.numpy() for t in (z, seq, g_img, g_seq)]))
+    feeds = dict(zip([i.name for i in model.graph.input], [t.numpy() for t in (z, seq, g_img, g_seq)], strict=True))
     for outputs in run_both(model, feeds).values():
-        for ours, expected in zip(outputs, want):
+        for ours, expected in zip(outputs, want, strict=True):
             close(ours, expected)
 
 

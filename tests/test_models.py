@@ -85,7 +85,7 @@ def test_single_op_model_matches_torch_autograd(name, path):
     else:  # the output's shape is the forward input's
         x = torch.randn(list(out[node.output[0]].shape), dtype=torch.float32, requires_grad=True)
         wanted = torch.autograd.grad(forward(x), [x], grad)
-    for output, want in zip(node.output, wanted):
+    for output, want in zip(node.output, wanted, strict=True):
         _close(out[output], want)
 
 
@@ -199,7 +199,7 @@ def _unet_step_oracle(feeds):
     params = dict(module.named_parameters())
     loss = unet_step.mse(module(torch.from_numpy(feeds["input_0"])), torch.from_numpy(feeds["target_0"]))
     grads = torch.autograd.grad(loss, list(params.values()))
-    return {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads)},
+    return {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads, strict=True)},
             **{f"{n}_updated": b for n, b in module.named_buffers()}}
 
 

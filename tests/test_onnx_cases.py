@@ -22,7 +22,7 @@ from resample_grad import converters, runtime
 torch = pytest.importorskip("torch")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cases():
     import warnings
 
@@ -45,14 +45,14 @@ def test_the_installed_onnx_ships_the_cases():
     assert sum(n.startswith("test_gridsample") for n in CASE_NAMES) >= 18
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def forward_and_gradient(name: str, variant: str):
     """(forward model, feeds, gradient model, wrt) of a case; shared by the tests of both paths."""
     case = _cases()[name]
     model = onnx.ModelProto()
     model.CopyFrom(case.model)
     node = model.graph.node[0]
-    feeds = dict(zip([i.name for i in model.graph.input], case.data_sets[0][0]))
+    feeds = dict(zip([i.name for i in model.graph.input], case.data_sets[0][0], strict=True))
     if variant == "initializers":  # every input but X (and the grid) becomes an initializer
         kept = node.input[:2] if node.op_type == "GridSample" else node.input[:1]
         for name_ in [n for n in node.input if n and n not in kept and n in feeds]:
@@ -69,7 +69,7 @@ def _gradients(gradient_model, feeds, path):
     session = (runtime.session(gradient_model) if path == "kernel"
                else onnxruntime.InferenceSession(gradient_model.SerializeToString(), providers=["CPUExecutionProvider"]))
     names = [o.name for o in gradient_model.graph.output]
-    return dict(zip(names, session.run(None, feeds)))
+    return dict(zip(names, session.run(None, feeds), strict=True))
 
 
 @pytest.mark.parametrize("path", ["kernel", "function"])

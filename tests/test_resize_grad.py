@@ -19,9 +19,8 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from conftest import NUMPY_DTYPES, one_node_model, run_model
+from resample_grad.opset import ResampleGradError, _onnx_resize, resize_grad
 from resample_grad.paths import disagreement
-from resample_grad.opset import ResampleGradError
-from resample_grad.opset import _onnx_resize, resize_grad
 
 EXAMPLES = int(os.environ.get("RESAMPLE_GRAD_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("RESAMPLE_GRAD_FUZZ_RANDOM") is None,

@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -47,23 +47,23 @@ ISA_VARIABLE = "RESAMPLE_GRAD_ISA"
 class Row:
     name: str
     op_type: str
-    inputs: Dict[str, tuple]  # float32 inputs by name: shapes
-    outputs: List[str]
+    inputs: dict[str, tuple]  # float32 inputs by name: shapes
+    outputs: list[str]
     attrs: dict
-    torch_call: Optional[Callable]  # (torch tensors by input name) -> the backward's outputs, as the node's
+    torch_call: Callable | None  # (torch tensors by input name) -> the backward's outputs, as the node's
     torch_note: str = ""
     bandwidth: bool = False  # a separable op: report its bandwidth against memcpy
-    constants: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # initializers (sizes, scales)
-    node_inputs: Optional[List[str]] = None  # the node's inputs when not inputs then constants ("" = absent)
+    constants: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # initializers (sizes, scales)
+    node_inputs: list[str] | None = None  # the node's inputs when not inputs then constants ("" = absent)
     # a whole model instead of one node: () -> (model, feeds, torch call); needs torch to build
-    build: Optional[Callable[[], Tuple[onnx.ModelProto, dict, Callable]]] = None
+    build: Callable[[], tuple[onnx.ModelProto, dict, Callable]] | None = None
 
 
 def _x(*sizes) -> str:
     return "x".join(str(s) for s in sizes)
 
 
-def rows(quick: bool = False, shrink: int = 1) -> List[Row]:
+def rows(quick: bool = False, shrink: int = 1) -> list[Row]:
     """The benchmark rows. quick: a quarter of the batch; shrink: spatial sizes and channels divided by it
     (the tests run every row small against torch)."""
     def b(n):  # batch
@@ -148,7 +148,7 @@ def rows(quick: bool = False, shrink: int = 1) -> List[Row]:
     return result
 
 
-def step_rows(quick: bool = False) -> List[Row]:
+def step_rows(quick: bool = False) -> list[Row]:
     """Whole training steps: models/unet_step.py's U-Net exported with converters.export_training_step against
     torch's eager step (zero_grad, forward, loss, backward) on the same module. Exporting needs torch."""
     n = 2 if quick else 8
@@ -156,7 +156,7 @@ def step_rows(quick: bool = False) -> List[Row]:
                 "torch: eager zero_grad, forward, loss, backward", build=functools.partial(_unet_step, n))]
 
 
-def all_rows(quick: bool = False) -> List[Row]:
+def all_rows(quick: bool = False) -> list[Row]:
     return rows(quick) + step_rows(quick)
 
 
@@ -206,7 +206,7 @@ def _resize_v2(op_type, mode, shape, out, aten, attrs, align_corners=None) -> Ro
 
 def _resize_grad(label, attrs, shape, out, aten, align_corners) -> Row:
     """ResizeGrad of Resize(X, scales) with a constant scales input."""
-    scales = np.array([1, 1] + [o / i for o, i in zip(out, shape[2:])], np.float32)
+    scales = np.array([1, 1] + [o / i for o, i in zip(out, shape[2:], strict=True)], np.float32)
     return Row(f"ResizeGrad {label} {_x(*shape)}->{_x(*out)}", "ResizeGrad",
                {"dY": (*shape[:2], *out), "X": shape}, ["dX"], attrs,
                _torch_upsample(aten, "dY", list(shape), align_corners), bandwidth=True,
@@ -247,7 +247,7 @@ def model_of(row: Row) -> onnx.ModelProto:
     return opset.attach(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
 
 
-def feeds_of(row: Row, rng: np.random.Generator) -> Dict[str, np.ndarray]:
+def feeds_of(row: Row, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {k: (rng.uniform(-1.1, 1.1, v) if k == "grid" else rng.standard_normal(v)).astype(np.float32)
             for k, v in row.inputs.items()}
 
@@ -280,7 +280,7 @@ class Memcpy:
         self.source = np.ones(count, np.float32)
         self.target = np.zeros_like(self.source)  # written once here: no page faults in the timed copies
         bounds = np.linspace(0, count, threads + 1).astype(int)
-        self.chunks = [(self.target[a:b], self.source[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        self.chunks = [(self.target[a:b], self.source[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         self.pool = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
 
     def __call__(self) -> None:
@@ -294,8 +294,8 @@ class Memcpy:
             self.pool.shutdown()
 
 
-def run(threads_list=(1, 2), repeats: int = 7, function_repeats: Optional[int] = None, quick: bool = False, with_function: bool = True,
-        progress=None, only: str = "", with_torch: bool = True) -> List[dict]:
+def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int | None = None, quick: bool = False, with_function: bool = True,
+        progress=None, only: str = "", with_torch: bool = True) -> list[dict]:
     torch = None
     if with_torch:
         import torch
@@ -326,11 +326,11 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: Optional[int] =
             moved = (feeds[next(iter(row.inputs))].nbytes + outputs[0].nbytes) if row.bandwidth else 0
             copy = Memcpy(moved // 2, threads) if moved else None  # reads and writes moved / 2: the same traffic
             del outputs
-            paths = {"kernel": lambda: kernel.run(None, feeds)}
+            paths = {"kernel": functools.partial(kernel.run, None, feeds)}
             if function is not None:
-                paths["function"] = lambda: function.run(None, feeds)
+                paths["function"] = functools.partial(function.run, None, feeds)
             if torch is not None and torch_call:
-                paths["torch"] = lambda: torch_call(tensors)
+                paths["torch"] = functools.partial(torch_call, tensors)
             if copy is not None:
                 paths["memcpy"] = copy
             for fn in paths.values():
@@ -440,7 +440,7 @@ def _has_torch() -> bool:
         return False
 
 
-def _load() -> Optional[float]:
+def _load() -> float | None:
     """The 1-minute load average (None where the system has none): other work on the machine distorts timings."""
     try:
         return os.getloadavg()[0]
@@ -448,7 +448,7 @@ def _load() -> Optional[float]:
         return None
 
 
-def format_table(results: List[dict], isa_lines: List[str], load=(None, None)) -> str:
+def format_table(results: list[dict], isa_lines: list[str], load=(None, None)) -> str:
     def ms(v):
         return "—" if v is None else f"{v:.2f}"
 
@@ -497,7 +497,7 @@ def add_arguments(parser: argparse.ArgumentParser, int_in) -> None:
 def _thread_list(int_in):
     one = int_in(1, 1024)
 
-    def parse(text: str) -> List[int]:
+    def parse(text: str) -> list[int]:
         try:
             return [one(part) for part in text.split(",")]
         except argparse.ArgumentTypeError as error:
@@ -505,7 +505,7 @@ def _thread_list(int_in):
     return parse
 
 
-def _isa_list(text: str) -> List[str]:
+def _isa_list(text: str) -> list[str]:
     names = [part.strip().lower() for part in text.split(",")]
     for name in names:
         if name not in ISAS:
