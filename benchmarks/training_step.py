@@ -141,7 +141,8 @@ def step_rows(threads_list, repeats, folder) -> list:
         torch_loss = float(torch_step())
         difference = abs(ort_loss - torch_loss) / abs(torch_loss)
         for name, p in net.named_parameters():
-            difference = max(difference, float(np.abs(grads[name] - p.grad.numpy()).max() / np.abs(p.grad.numpy()).max()))
+            torch_grad = p.grad.numpy()
+            difference = max(difference, float(np.abs(grads[name] - torch_grad).max() / np.abs(torch_grad).max()))
 
         median = interleaved({"ort": functools.partial(_ort_step, module, optimizer, x, target), "torch": torch_step},
                              repeats)
@@ -174,8 +175,9 @@ def kernel_rows(threads_list, repeats) -> list:
     for name, x_shape, attrs, torch_backward in KERNEL_ROWS:
         out = [x_shape[2] * 2, x_shape[3] * 2]
         node = helper.make_node("ResizeGrad", ["dY", "X", "", "scales"], ["dX"], domain="com.microsoft", **attrs)
-        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("dY", TensorProto.FLOAT, x_shape[:2] + out),
-                                                helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)],
+        graph = helper.make_graph([node], "g",
+                                  [helper.make_tensor_value_info("dY", TensorProto.FLOAT, x_shape[:2] + out),
+                                   helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)],
                                   [helper.make_tensor_value_info("dX", TensorProto.FLOAT, x_shape)],
                                   initializer=[helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 2])])
         model = helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 19),
@@ -187,7 +189,8 @@ def kernel_rows(threads_list, repeats) -> list:
             torch.set_num_threads(threads)
             options = passive_options(threads)
             options.register_custom_ops_library(runtime.training_library_path())
-            session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                                   providers=["CPUExecutionProvider"])
             ours = session.run(None, {"dY": dy, "X": x})[0]
             reference = torch_backward(tdy, x_shape, out).numpy()
             difference = float(np.abs(ours - reference).max() / np.abs(reference).max())
@@ -209,7 +212,8 @@ def machine() -> str:
     except OSError:
         pass
     return (f"machine: {cpu}, {os.cpu_count()} logical cores; onnxruntime {onnxruntime.__version__}"
-            f"{' (training)' if training.available() else ''}, torch {torch.__version__}, resample_grad ISA {runtime.isa()}")
+            f"{' (training)' if training.available() else ''}, torch {torch.__version__}, "
+            f"resample_grad ISA {runtime.isa()}")
 
 
 def main(argv=None) -> int:

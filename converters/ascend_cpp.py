@@ -286,7 +286,8 @@ ge::Operator Input(const char* name, int64_t index, const ge::TensorDesc& desc) 
 template <typename T>
 ge::Operator Constant(const char* name, const std::vector<T>& values, const ge::TensorDesc& desc) {
   ge::Operator constant = Make(name, "Const");
-  constant.SetAttr("value", ge::Tensor(desc, reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)));
+  constant.SetAttr("value",
+                   ge::Tensor(desc, reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)));
   Check(constant.UpdateOutputDesc("y", desc), name);
   return constant;
 }
@@ -362,7 +363,7 @@ def graph_source(model: onnx.ModelProto, info, soc: str, added: set[str]) -> str
                 constant(f"{var}_perm", f"{name}_perm", [int(p) for p in values["perm"]], TensorProto.INT64, "int64_t")
                 produced[f"{var}_perm"] = (f"{var}_perm", None)
                 connections = [node.input[0], f"{var}_perm"]
-            else:  # the 1-D forms' Unsqueeze / Squeeze of axis 2 (its axes are an initializer in ONNX, an attribute in GE)
+            else:  # the 1-D forms' Unsqueeze / Squeeze of axis 2 (axes: an initializer in ONNX, an attribute in GE)
                 attrs = [f'"{"axes" if node.op_type == "Unsqueeze" else "axis"}", std::vector<int64_t>{{2}}']
                 connections = connections[:1]
         body.append(f"  ge::Operator {var} = Make({cpp_string(name)}, {cpp_string(node.op_type)});")
@@ -412,8 +413,10 @@ def graph_source(model: onnx.ModelProto, info, soc: str, added: set[str]) -> str
 
 def atc_script(model: onnx.ModelProto, info, soc: str, plugin: bool) -> str:
     initialized = {i.name for i in model.graph.initializer}
-    shapes = ";".join(f"{i.name}:" + ",".join(str(d if d is not None else -1) for d in (info.get(i.name, ([],))[0] or []))
-                      for i in model.graph.input if i.name not in initialized)
+    def dims(name):
+        return ",".join(str(d if d is not None else -1) for d in (info.get(name, ([],))[0] or []))
+
+    shapes = ";".join(f"{i.name}:{dims(i.name)}" for i in model.graph.input if i.name not in initialized)
     lines = ["#!/usr/bin/env bash", "# ATC for this model (run on a machine with CANN; set up its environment first,",
              "# e.g. source /usr/local/Ascend/ascend-toolkit/set_env.sh).", "set -euo pipefail", 'cd "$(dirname "$0")"']
     if plugin:

@@ -10,10 +10,11 @@ It back-propagates through a chain of supported ops (no full autodiff engine):
 |---|---|
 | GridSample (opset 16 and 20 spellings), 4-D | GridSampler2DGrad: the grad of X and/or grid, only what wrt needs |
 | GridSample, 5-D (bilinear/linear, nearest) | GridSampler3DGrad |
-| Resize (opsets 11 to 19), every attribute, any rank | ResizeGrad(dY, X, roi, scales, sizes): the forward's own inputs, so scales or sizes computed at run time are used as computed |
+| Resize (opsets 11 to 19), every attribute, any rank | ResizeGrad(dY, X, roi, scales, sizes): the forward's inputs |
 | Identity, Neg, Add, Sub, Mul, Div (by a tensor that needs no gradient) | the usual rules, shapes as the forward |
 
-ResizeGrad follows onnxruntime's Resize exactly; the torch-semantics CANN ops (ResizeBilinearV2Grad,
+ResizeGrad takes the forward's own roi, scales and sizes, so scales or sizes computed at run time are used as
+computed. It follows onnxruntime's Resize exactly; the torch-semantics CANN ops (ResizeBilinearV2Grad,
 UpsampleNearest*Grad) round scales and indices as aten does, which can pick another pixel than
 onnxruntime at an exact boundary, so they are not used here (to_ascend turns ResizeGrad into them
 where they agree). Anything else on the path from wrt to the output raises ResampleGradError naming
@@ -39,7 +40,8 @@ class _Builder:
         self.model = model
         self.inferred = onnx.shape_inference.infer_shapes(model)
         self.shapes = {}
-        for value in list(self.inferred.graph.input) + list(self.inferred.graph.value_info) + list(self.inferred.graph.output):
+        graph = self.inferred.graph
+        for value in list(graph.input) + list(graph.value_info) + list(graph.output):
             dims = value.type.tensor_type.shape.dim
             self.shapes[value.name] = [d.dim_value if d.HasField("dim_value") else None for d in dims]
         self.nodes: list[onnx.NodeProto] = []
@@ -88,7 +90,8 @@ def _grid_sample(b: _Builder, node, grads, needed):
                                  "bilinearly or nearest only)")
     outputs = [b.name("X") if needed[0] else "", b.name("grid") if needed[1] else ""]
     b.add(op_type, [grads[0], node.input[0], node.input[1]], outputs, domain=opset.DOMAIN,
-          interpolation_mode=GRID_SAMPLE_MODES[mode], padding_mode=padding, align_corners=int(_attr(node, "align_corners", 0)))
+          interpolation_mode=GRID_SAMPLE_MODES[mode], padding_mode=padding,
+          align_corners=int(_attr(node, "align_corners", 0)))
     return [outputs[0] or None, outputs[1] or None]
 
 
@@ -155,7 +158,8 @@ def gradient_model(model: onnx.ModelProto, wrt: list[str], output: str | None = 
     graph = model.graph
     output = output or graph.output[0].name
     if output not in {o.name for o in graph.output}:
-        raise ResampleGradError(OP, f"output {output!r} is not a graph output ({', '.join(o.name for o in graph.output)})")
+        outputs = ", ".join(o.name for o in graph.output)
+        raise ResampleGradError(OP, f"output {output!r} is not a graph output ({outputs})")
     inputs = {i.name for i in graph.input} | {i.name for i in graph.initializer}
     for name in wrt:
         if name not in inputs:
@@ -193,7 +197,8 @@ def gradient_model(model: onnx.ModelProto, wrt: list[str], output: str | None = 
                 grads[name] = grad
 
     inferred_types = {v.name: v.type for v in list(b.inferred.graph.output) + list(b.inferred.graph.value_info)}
-    graph.input.append(helper.make_value_info(grad_in, inferred_types.get(output, {o.name: o.type for o in graph.output}[output])))
+    declared_types = {o.name: o.type for o in graph.output}
+    graph.input.append(helper.make_value_info(grad_in, inferred_types.get(output, declared_types[output])))
     for name in wrt:
         if name not in grads:
             raise ResampleGradError(OP, f"no gradient path from {name!r} to {output!r}")

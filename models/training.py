@@ -25,7 +25,8 @@ IR_VERSION = 9  # onnxruntime-training 1.19 and onnx 1.16 read it
 
 
 def _conv_weight(rng, out_channels, in_channels, k=3):
-    return (rng.standard_normal((out_channels, in_channels, k, k)) * np.sqrt(2.0 / (in_channels * k * k))).astype(np.float32)
+    he_std = np.sqrt(2.0 / (in_channels * k * k))
+    return (rng.standard_normal((out_channels, in_channels, k, k)) * he_std).astype(np.float32)
 
 
 def unet(n=2, channels=2, size=16, width=8, seed=0) -> onnx.ModelProto:

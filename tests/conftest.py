@@ -39,7 +39,8 @@ def one_node_model(op_type, inputs: dict, outputs, attrs: dict, dtype: str = "fl
     graph = helper.make_graph(
         [node], op_type,
         [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(input_dtypes[name]))
-                                       if name in input_dtypes else elem, list(shape)) for name, shape in inputs.items()],
+                                       if name in input_dtypes else elem, list(shape))
+         for name, shape in inputs.items()],
         [helper.make_tensor_value_info(name, elem, None) for name in outputs if name])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset_version),
                                                    helper.make_opsetid(opset.DOMAIN, opset.VERSION)])

@@ -142,7 +142,8 @@ def expected_attrs(node):
 
 def expected_formats(ge_type):
     proto = PROTOTYPES[ge_type]
-    return [[port, port in proto.inputs, *[FORMATS[proto.port_format(port)]] * 2] for port in proto.inputs + proto.outputs]
+    return [[port, port in proto.inputs, *[FORMATS[proto.port_format(port)]] * 2]
+            for port in proto.inputs + proto.outputs]
 
 
 def _converted(tmp_path, model, soc):

@@ -36,7 +36,8 @@ from resample_grad.constants import DEFAULT_DOMAINS, MICROSOFT_DOMAIN
 from . import _gradients, _ort
 from ._ort import INSTALL_HINT, TrainingUnavailable
 
-__all__ = ["generate_artifacts", "session_options", "available", "TrainingUnavailable", "INSTALL_HINT", "artifacts", "api"]
+__all__ = ["generate_artifacts", "session_options", "available", "TrainingUnavailable", "INSTALL_HINT", "artifacts",
+           "api"]
 
 _ARTIFACTS = ("training", "eval", "optimizer")
 

@@ -181,8 +181,8 @@ def fix_attributes(training_model: onnx.ModelProto, forward: onnx.ModelProto, ra
                     "(onnxruntime-training keeps the first); generate the artifacts in a fresh process")
             mode_name = attrs.get("mode", "linear" if opset >= 20 else "bilinear")
             if mode_name not in GRID_SAMPLE_MODES:
-                raise ValueError(f"resample_grad.training: GridSample node {name!r} has mode {mode_name!r}; expected one "
-                                 f"of {sorted(GRID_SAMPLE_MODES)}")
+                raise ValueError(f"resample_grad.training: GridSample node {name!r} has mode {mode_name!r}; "
+                                 f"expected one of {sorted(GRID_SAMPLE_MODES)}")
             mode = GRID_SAMPLE_MODES[mode_name]
             rank = ranks.get(name)
             if rank not in (4, 5):

@@ -90,7 +90,8 @@ def rows(quick: bool = False, shrink: int = 1) -> list[Row]:
 
     # nearest: torch's default mode, nearest-exact, TensorFlow's half-pixel nearest (the same function)
     nb, cb, l1 = b(16), s(64), s(1024)
-    result.append(_upsample("UpsampleNearestExact1dGrad", (nb, cb, l1), (2 * l1,), "_upsample_nearest_exact1d_backward"))
+    result.append(_upsample("UpsampleNearestExact1dGrad", (nb, cb, l1), (2 * l1,),
+                            "_upsample_nearest_exact1d_backward"))
     for size in (128, 100):
         result.append(_upsample("UpsampleNearestExact2dGrad", (n, c, s(64), s(64)), (s(size), s(size)),
                                 "_upsample_nearest_exact2d_backward"))
@@ -126,7 +127,8 @@ def rows(quick: bool = False, shrink: int = 1) -> list[Row]:
 
     # cubic and antialias
     for out in (s(256), s(64)):
-        result.append(_upsample("UpsampleBicubic2dGrad", big, (out, out), "upsample_bicubic2d_backward", align_corners=0))
+        result.append(_upsample("UpsampleBicubic2dGrad", big, (out, out), "upsample_bicubic2d_backward",
+                                align_corners=0))
     for out in (s(256), s(64)):
         result.append(_resize_v2("ResizeBicubicV2Grad", "half_pixel", big, (out, out), "upsample_bicubic2d_backward",
                                  dict(align_corners=0), align_corners=False))
@@ -189,8 +191,10 @@ def _upsample(op_type, shape, out, aten, output="grad_input", label="", **attrs)
     grad = (*shape[:2], *out)
     align = attrs.get("align_corners")
     name = f"{op_type}{' ' + label if label else ''} {_x(*shape)}->{_x(*out)}"
-    return Row(name, op_type, {"grad_output": grad}, [output], dict(input_size=list(shape), output_size=list(out), **attrs),
-               _torch_upsample(aten, "grad_output", list(shape), None if align is None else bool(align)), bandwidth=True)
+    return Row(name, op_type, {"grad_output": grad}, [output],
+               dict(input_size=list(shape), output_size=list(out), **attrs),
+               _torch_upsample(aten, "grad_output", list(shape), None if align is None else bool(align)),
+               bandwidth=True)
 
 
 def _resize_v2(op_type, mode, shape, out, aten, attrs, align_corners=None) -> Row:
@@ -198,7 +202,8 @@ def _resize_v2(op_type, mode, shape, out, aten, attrs, align_corners=None) -> Ro
     grad = (*shape[:2], *out)
     name = f"{op_type} {mode} {_x(*shape)}->{_x(*out)}"
     if op_type == "ResizeNearestNeighborV2Grad":
-        return Row(name, op_type, {"grads": grad}, ["y"], attrs, _torch_upsample(aten, "grads", list(shape), align_corners),
+        return Row(name, op_type, {"grads": grad}, ["y"], attrs,
+                   _torch_upsample(aten, "grads", list(shape), align_corners),
                    bandwidth=True, constants={"size": np.array(shape[2:], np.int32)})
     return Row(name, op_type, {"grads": grad, "original_image": shape}, ["y"], attrs,
                _torch_upsample(aten, "grads", list(shape), align_corners), bandwidth=True)
@@ -214,7 +219,8 @@ def _resize_grad(label, attrs, shape, out, aten, align_corners) -> Row:
 
 
 def _torch_grid(aten, interp, pad):
-    interpolation, padding = ("bilinear", "nearest", "bicubic").index(interp), ("zeros", "border", "reflection").index(pad)
+    interpolation = ("bilinear", "nearest", "bicubic").index(interp)
+    padding = ("zeros", "border", "reflection").index(pad)
 
     def call(t):
         import torch
@@ -294,8 +300,8 @@ class Memcpy:
             self.pool.shutdown()
 
 
-def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int | None = None, quick: bool = False, with_function: bool = True,
-        progress=None, only: str = "", with_torch: bool = True) -> list[dict]:
+def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int | None = None, quick: bool = False,
+        with_function: bool = True, progress=None, only: str = "", with_torch: bool = True) -> list[dict]:
     torch = None
     if with_torch:
         import torch
@@ -460,11 +466,12 @@ def format_table(results: list[dict], isa_lines: list[str], load=(None, None)) -
     if None not in load:
         machine_line += f"; load average {load[0]:.1f} at the start, {load[1]:.1f} at the end (1 minute)"
     lines = [machine_line, *isa_lines,
-             "median ms of interleaved runs, onnxruntime without spin-waiting threads (session.intra_op.allow_spinning=0)",
+             "median ms of interleaved runs, onnxruntime without spin-waiting threads "
+             "(session.intra_op.allow_spinning=0)",
              "memcpy: the bytes the kernel moves (grad_output read + grad_input written), copied with numpy at the "
              "row's thread count in the same interleaved run", "",
-             "| row | threads |" + (" isa |" if with_isa else "") + " torch ms | kernel ms | kernel/torch | function ms "
-             "| function/torch | kernel GB/s (of memcpy) |",
+             "| row | threads |" + (" isa |" if with_isa else "")
+             + " torch ms | kernel ms | kernel/torch | function ms | function/torch | kernel GB/s (of memcpy) |",
              "|---|---:|" + ("---|" if with_isa else "") + "---:|---:|---:|---:|---:|---:|"]
     for r in results:
         gb = "" if r["gbps"] is None else f"{r['gbps']:.1f} ({r['gbps'] / r['memcpy_gbps']:.0%})"
@@ -483,7 +490,8 @@ def add_arguments(parser: argparse.ArgumentParser, int_in) -> None:
                         help="comma-separated thread counts, each 1 or more (default: 1,2)")
     parser.add_argument("--repeats", type=int_in(1, 1000), default=7, metavar="N",
                         help="timed runs per path and row, the median reported (default: 7)")
-    parser.add_argument("--quick", action="store_true", help="a quarter of the batch (a fast look, not the reported table)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a quarter of the batch (a fast look, not the reported table)")
     parser.add_argument("--no-function", action="store_true", help="skip the onnxscript-function column (it is slow)")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch column (for a machine without torch)")
     parser.add_argument("--rows", default="", metavar="TEXT",
@@ -524,11 +532,13 @@ def execute(args, progress=None) -> int:
                 reported[isa] = probe_isa(isa)
             except RuntimeError as error:
                 from resample_grad.cli import CliError
-                raise CliError(f"bench: --isa {isa}: loading the library with {ISA_VARIABLE}={isa} failed: {error}") from None
+                raise CliError(f"bench: --isa {isa}: loading the library with {ISA_VARIABLE}={isa} "
+                               f"failed: {error}") from None
         results, reported = run_isas(args, progress)
-        isa_lines = ["isa: " + "; ".join(f"{isa} (the library reports {reported[isa]})" for isa in args.isa)
-                     + ("" if any(v != "default" for v in reported.values())
-                        else f"; the library does not report an instruction set, so {ISA_VARIABLE} may have had no effect")]
+        isa_line = "isa: " + "; ".join(f"{isa} (the library reports {reported[isa]})" for isa in args.isa)
+        if all(v == "default" for v in reported.values()):
+            isa_line += f"; the library does not report an instruction set, so {ISA_VARIABLE} may have had no effect"
+        isa_lines = [isa_line]
         print(format_table(results, isa_lines, (start, _load())))
         return 0
     results = run(progress=progress, **_child_options(args))
