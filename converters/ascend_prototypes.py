@@ -25,7 +25,8 @@ FAMILY_ALIASES = {  # spellings of the families (lower case): recognised only to
     "training": "Atlas training series", "atlas training series": "Atlas training series",
     "a2": "Atlas A2", "atlas a2": "Atlas A2", "a3": "Atlas A3", "atlas a3": "Atlas A3",
     "inference": "Atlas inference series", "atlas inference series": "Atlas inference series",
-    "200i/500 a2": "Atlas 200I/500 A2", "atlas 200i/500 a2": "Atlas 200I/500 A2", "950": "Ascend 950", "ascend 950": "Ascend 950",
+    "200i/500 a2": "Atlas 200I/500 A2", "atlas 200i/500 a2": "Atlas 200I/500 A2",
+    "950": "Ascend 950", "ascend 950": "Ascend 950",
 }
 # SoC name prefixes of families whose list above is not complete (other A3 and 950 parts)
 FAMILY_PREFIXES = {"ascend910_93": "Atlas A3", "ascend950": "Ascend 950"}
@@ -130,14 +131,16 @@ PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
          source="op_host def (scales forward out/in)"),
     GeOp("UpsampleNearestExact2dGrad", ("grad_output",), ("grad_input",), _UPSAMPLE_2D_SIZES + _INVERSE_SCALES_2D,
          {f: HALF_AND_FLOAT for f in A2_A3_950},
-         limit=ScaleLimit(high=50.0, source="seed 002: downscale <= 50x"), source="op_host def (scales forward out/in)"),
+         limit=ScaleLimit(high=50.0, source="seed 002: downscale <= 50x"),
+         source="op_host def (scales forward out/in)"),
     GeOp("UpsampleNearest3dGrad", ("grad_output",), ("y",),
          (_req("input_size", LIST_INT), _opt("output_size", LIST_INT, ()), _opt("scales", LIST_FLOAT, ())),
          {f: WITH_DOUBLE for f in A2_A3_950},
          limit=ScaleLimit(low=0.02, source="tiling: forward scale > 50 is 'too large'"), rank=5,
          source="REG_OP; infershape: exactly one of output_size / scales, floor(in * scale) == out"),
     GeOp("UpsampleNearestExact3dGrad", ("grad_output",), ("y",),
-         (_req("input_size", LIST_INT), _opt("output_size", LIST_INT, (0, 0, 0)), _opt("scales", LIST_FLOAT, (0.0, 0.0, 0.0))),
+         (_req("input_size", LIST_INT), _opt("output_size", LIST_INT, (0, 0, 0)),
+          _opt("scales", LIST_FLOAT, (0.0, 0.0, 0.0))),
          {f: HALF_AND_FLOAT for f in A2_A3_950}, rank=5, source="REG_OP"),
     GeOp("UpsampleBilinear2dGrad", ("grad_output",), ("grad_input",),
          _UPSAMPLE_2D_SIZES + (_opt("align_corners", BOOL, False),) + _INVERSE_SCALES_2D,
@@ -146,7 +149,8 @@ PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("UpsampleTrilinear3dBackward", ("grad_output",), ("grad_input",),
          (_req("output_size", LIST_INT), _req("input_size", LIST_INT), _opt("align_corners", BOOL, False),
           _opt("scale_d", FLOAT), _opt("scale_h", FLOAT), _opt("scale_w", FLOAT)),
-         {f: HALF_AND_FLOAT for f in A2_A3}, limit=ScaleLimit(low=0.02, source="aclnn: AI Core only for inverse >= 0.02"),
+         {f: HALF_AND_FLOAT for f in A2_A3},
+         limit=ScaleLimit(low=0.02, source="aclnn: AI Core only for inverse >= 0.02"),
          rank=5, source="op_host def (scales inverse)"),
     GeOp("UpsampleBicubic2dGrad", ("grad_output",), ("grad_input",),
          (_opt("align_corners", BOOL, False), _opt("scales_h", FLOAT, 0.0), _opt("scales_w", FLOAT, 0.0)),
@@ -161,7 +165,8 @@ PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
          _UPSAMPLE_2D_SIZES + (_opt("align_corners", BOOL, False),) + _INVERSE_SCALES_2D,
          {f: HALF_AND_FLOAT for f in A2_A3_950}, limit=_INVERSE_002, source="op_host def (scales inverse)"),
     GeOp("ResizeNearestNeighborV2Grad", ("grads", "size"), ("y",),
-         (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
+         (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False),
+          _opt("scales", LIST_FLOAT, (0.0, 0.0))),
          {"Ascend 950": HALF_AND_FLOAT, "Atlas A2": WITH_DOUBLE, "Atlas A3": WITH_DOUBLE},
          formats={"grads": "NCHW", "y": "NCHW"},
          source="REG_OP; README products; 950 def fp16/fp32/bf16, closed-source kernel elsewhere (AI CPU double)"),
@@ -172,7 +177,8 @@ PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
          (_opt("align_corners", BOOL, False), _opt("scale", FLOAT, 0.0)),
          {"Ascend 950": HALF_AND_FLOAT}, rank=3, source="REG_OP; def ascend950 only"),
     GeOp("ResizeBilinearV2Grad", ("grads", "original_image"), ("y",),
-         (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
+         (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False),
+          _opt("scales", LIST_FLOAT, (0.0, 0.0))),
          {family: HALF_AND_FLOAT for family in
           ("Ascend 950", "Atlas A3", "Atlas A2", "Atlas inference series", "Atlas training series")},
          formats=_NCHW_V2, source="REG_OP; seed 004"),
@@ -232,7 +238,8 @@ class ResizeMapping:
     outputs_above_one: bool = False  # pytorch_half_pixel reads coordinate 0 for an output of length 1
 
 
-_BILINEAR_HALF_PIXEL = (("ResizeBilinearV2Grad", {"half_pixel_centers": 1}), ("UpsampleBilinear2dGrad", {"align_corners": 0}))
+_BILINEAR_HALF_PIXEL = (("ResizeBilinearV2Grad", {"half_pixel_centers": 1}),
+                        ("UpsampleBilinear2dGrad", {"align_corners": 0}))
 _EXACT = (("UpsampleNearestExact2dGrad", {}), ("ResizeNearestNeighborV2Grad", {"half_pixel_centers": 1}))
 _BICUBIC = (("ResizeBicubicV2Grad", {"align_corners": 0}), ("UpsampleBicubic2dGrad", {"align_corners": 0}))
 RESIZE_GRAD_MAPPINGS: tuple[ResizeMapping, ...] = (
@@ -253,7 +260,8 @@ RESIZE_GRAD_MAPPINGS: tuple[ResizeMapping, ...] = (
                   nearest_mode="floor"),
     ResizeMapping("nearest align_corners round_prefer_ceil", "nearest", ("align_corners",),
                   (("ResizeNearestNeighborV2Grad", {"align_corners": 1}),), nearest_mode="round_prefer_ceil"),
-    ResizeMapping("cubic half_pixel A=-0.75", "cubic", ("half_pixel",), _BICUBIC, cubic_coeff_a=-0.75, exclude_outside=0),
+    ResizeMapping("cubic half_pixel A=-0.75", "cubic", ("half_pixel",), _BICUBIC, cubic_coeff_a=-0.75,
+                  exclude_outside=0),
     ResizeMapping("cubic pytorch_half_pixel A=-0.75", "cubic", ("pytorch_half_pixel",), _BICUBIC, cubic_coeff_a=-0.75,
                   exclude_outside=0, outputs_above_one=True),
     ResizeMapping("cubic align_corners A=-0.75", "cubic", ("align_corners",),

@@ -2,10 +2,10 @@
 
     python tests/ge_stub/check_against_cann.py DIR[:DIR...]
 
-Run it where resample_grad is installed. DIR...: CANN's include folders, as given to the compiler, for example from checkouts of the public repositories
-hicann/ge (inc/external, inc/graph_metadef/external, inc/graph_metadef, inc) and hicann/metadef (inc/external,
-inc, pkg_inc), or a CANN toolkit's include folder. tests/test_ge_stub.py runs the same checks when
-RESAMPLE_GRAD_CANN_INCLUDE holds that list.
+Run it where resample_grad is installed. DIR...: CANN's include folders, as given to the compiler, for example
+from checkouts of the public repositories hicann/ge (inc/external, inc/graph_metadef/external, inc/graph_metadef,
+inc) and hicann/metadef (inc/external, inc, pkg_inc), or a CANN toolkit's include folder. tests/test_ge_stub.py
+runs the same checks when RESAMPLE_GRAD_CANN_INCLUDE holds that list.
 
 Folders holding REG_OP headers (a toolkit's op_proto/inc, or ops-cv's image/*/op_graph and common/inc/op_graph)
 may be added: each GE op whose REG_OP is found there is compared with the converter's table (inputs, outputs,
@@ -108,7 +108,8 @@ def reg_ops(include_dirs: Sequence[pathlib.Path], wanted) -> dict[str, tuple[lis
             for name, body in REG_OP.findall(text):
                 if name in wanted and name not in found:
                     ports = PORT.findall(body)
-                    found[name] = ([p for kind, p in ports if kind != "OUTPUT"], [p for kind, p in ports if kind == "OUTPUT"],
+                    found[name] = ([p for kind, p in ports if kind != "OUTPUT"],
+                                   [p for kind, p in ports if kind == "OUTPUT"],
                                    [(a, t, kind == "REQUIRED_ATTR") for kind, a, t in ATTR.findall(body)])
     return found
 
