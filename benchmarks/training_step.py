@@ -144,9 +144,9 @@ def step_rows(threads_list, repeats, folder) -> list:
             torch_grad = p.grad.numpy()
             difference = max(difference, float(np.abs(grads[name] - torch_grad).max() / np.abs(torch_grad).max()))
 
-        median = interleaved({"ort": functools.partial(_ort_step, module, optimizer, x, target), "torch": torch_step},
-                             repeats)
-        del module, optimizer, state
+        ort_step = functools.partial(_ort_step, module, optimizer, x, target)
+        median = interleaved({"ort": ort_step, "torch": torch_step}, repeats)
+        del module, optimizer, state, ort_step  # the next thread count builds its own session
         rows.append((f"U-Net step {BATCH}x{CHANNELS}x{SIZE}x{SIZE} (width {WIDTH})", threads, median["ort"],
                      median["torch"], f"first step: loss and gradients differ by {difference:.1e} (relative)"))
     return rows
