@@ -23,6 +23,7 @@ take a core from the other side's next run (on 2 cores that made both 2-thread c
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import pathlib
 import platform
@@ -42,7 +43,6 @@ from onnx import TensorProto, helper  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "models"))
 import training as examples  # noqa: E402  models/training.py (resample_grad.models' __init__ needs onnx >= 1.20)
-
 from resample_grad import runtime, training  # noqa: E402
 
 BATCH, CHANNELS, SIZE, WIDTH = 8, 3, 64, 16
@@ -94,6 +94,20 @@ class TorchUNet(torch.nn.Module):
         return self.dec(torch.cat([u, e], 1))
 
 
+def _torch_step(net, sgd, x, target):
+    sgd.zero_grad()
+    loss = F.mse_loss(net(x), target)
+    loss.backward()
+    sgd.step()
+    return loss.detach()
+
+
+def _ort_step(module, optimizer, x, target):
+    module(x, target)
+    optimizer.step()
+    module.lazy_reset_grad()
+
+
 def step_rows(threads_list, repeats, folder) -> list:
     from resample_grad.training import api, artifacts
 
@@ -118,30 +132,21 @@ def step_rows(threads_list, repeats, folder) -> list:
         sgd = torch.optim.SGD(net.parameters(), lr=LEARNING_RATE)
         tx, tt = torch.from_numpy(x), torch.from_numpy(target)
 
-        def torch_step():
-            sgd.zero_grad()
-            loss = F.mse_loss(net(tx), tt)
-            loss.backward()
-            sgd.step()
-            return loss.detach()
-
         # the first step of each, compared
         ort_loss = float(module(x, target))
         grads = {p: np.array(state.parameters[p].grad) for p in params}
         optimizer.step()
         module.lazy_reset_grad()
+        torch_step = functools.partial(_torch_step, net, sgd, tx, tt)
         torch_loss = float(torch_step())
         difference = abs(ort_loss - torch_loss) / abs(torch_loss)
         for name, p in net.named_parameters():
-            difference = max(difference, float(np.abs(grads[name] - p.grad.numpy()).max() / np.abs(p.grad.numpy()).max()))
+            torch_grad = p.grad.numpy()
+            difference = max(difference, float(np.abs(grads[name] - torch_grad).max() / np.abs(torch_grad).max()))
 
-        def ort_step():
-            module(x, target)
-            optimizer.step()
-            module.lazy_reset_grad()
-
+        ort_step = functools.partial(_ort_step, module, optimizer, x, target)
         median = interleaved({"ort": ort_step, "torch": torch_step}, repeats)
-        del module, optimizer, state
+        del module, optimizer, state, ort_step  # the next thread count builds its own session
         rows.append((f"U-Net step {BATCH}x{CHANNELS}x{SIZE}x{SIZE} (width {WIDTH})", threads, median["ort"],
                      median["torch"], f"first step: loss and gradients differ by {difference:.1e} (relative)"))
     return rows
@@ -170,8 +175,9 @@ def kernel_rows(threads_list, repeats) -> list:
     for name, x_shape, attrs, torch_backward in KERNEL_ROWS:
         out = [x_shape[2] * 2, x_shape[3] * 2]
         node = helper.make_node("ResizeGrad", ["dY", "X", "", "scales"], ["dX"], domain="com.microsoft", **attrs)
-        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("dY", TensorProto.FLOAT, x_shape[:2] + out),
-                                                helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)],
+        graph = helper.make_graph([node], "g",
+                                  [helper.make_tensor_value_info("dY", TensorProto.FLOAT, x_shape[:2] + out),
+                                   helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)],
                                   [helper.make_tensor_value_info("dX", TensorProto.FLOAT, x_shape)],
                                   initializer=[helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 2])])
         model = helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 19),
@@ -183,12 +189,13 @@ def kernel_rows(threads_list, repeats) -> list:
             torch.set_num_threads(threads)
             options = passive_options(threads)
             options.register_custom_ops_library(runtime.training_library_path())
-            session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                                   providers=["CPUExecutionProvider"])
             ours = session.run(None, {"dY": dy, "X": x})[0]
             reference = torch_backward(tdy, x_shape, out).numpy()
             difference = float(np.abs(ours - reference).max() / np.abs(reference).max())
-            median = interleaved({"kernel": lambda: session.run(None, {"dY": dy, "X": x}),
-                                  "torch": lambda: torch_backward(tdy, x_shape, out)}, repeats)
+            median = interleaved({"kernel": functools.partial(session.run, None, {"dY": dy, "X": x}),
+                                  "torch": functools.partial(torch_backward, tdy, x_shape, out)}, repeats)
             rows.append((f"com.microsoft::ResizeGrad {name}", threads, median["kernel"], median["torch"],
                          f"vs torch {difference:.1e}"))
             del session
@@ -205,7 +212,8 @@ def machine() -> str:
     except OSError:
         pass
     return (f"machine: {cpu}, {os.cpu_count()} logical cores; onnxruntime {onnxruntime.__version__}"
-            f"{' (training)' if training.available() else ''}, torch {torch.__version__}, resample_grad ISA {runtime.isa()}")
+            f"{' (training)' if training.available() else ''}, torch {torch.__version__}, "
+            f"resample_grad ISA {runtime.isa()}")
 
 
 def main(argv=None) -> int:

@@ -29,7 +29,6 @@ import dataclasses
 import json
 import pathlib
 import sys
-from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -57,12 +56,12 @@ AGREEMENT = 1e-6  # ResizeGrad mappings: largest tap-weight difference per unit 
 class NodeReport:
     node: str
     op_type: str
-    ge_op: Optional[str]
+    ge_op: str | None
     action: str  # "converted", "converted with Cast", "fallback: <why>"
-    attributes: Dict[str, object] = dataclasses.field(default_factory=dict)  # GE attribute -> value
-    checks: List[dict] = dataclasses.field(default_factory=list)  # {"check", "ok", "detail"}
-    mapping: Optional[str] = None  # ResizeGrad: the row of RESIZE_GRAD_MAPPINGS and the op it became
-    rejected: List[str] = dataclasses.field(default_factory=list)  # candidates tried first, and why not
+    attributes: dict[str, object] = dataclasses.field(default_factory=dict)  # GE attribute -> value
+    checks: list[dict] = dataclasses.field(default_factory=list)  # {"check", "ok", "detail"}
+    mapping: str | None = None  # ResizeGrad: the row of RESIZE_GRAD_MAPPINGS and the op it became
+    rejected: list[str] = dataclasses.field(default_factory=list)  # candidates tried first, and why not
 
 
 @dataclasses.dataclass
@@ -70,8 +69,8 @@ class Conversion:
     model: onnx.ModelProto
     soc: str
     family: str
-    nodes: List[NodeReport]
-    files: Dict[str, str] = dataclasses.field(default_factory=dict)  # name -> path
+    nodes: list[NodeReport]
+    files: dict[str, str] = dataclasses.field(default_factory=dict)  # name -> path
 
     def summary(self) -> str:
         lines = [f"Ascend conversion for {self.soc} ({self.family})"]
@@ -107,8 +106,8 @@ def _value_types(inferred: onnx.ModelProto) -> dict:
     info = {}
     for v in list(inferred.graph.input) + list(inferred.graph.value_info) + list(inferred.graph.output):
         t = v.type.tensor_type
-        info[v.name] = ([d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim] if t.HasField("shape") else None,
-                        t.elem_type)
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim] if t.HasField("shape") else None
+        info[v.name] = (dims, t.elem_type)
     for init in inferred.graph.initializer:
         info.setdefault(init.name, (list(init.dims), init.data_type))
     return info
@@ -150,7 +149,7 @@ def _node_from_record(record: dict) -> onnx.NodeProto:
     return node
 
 
-def _record_of(node: onnx.NodeProto) -> Optional[dict]:
+def _record_of(node: onnx.NodeProto) -> dict | None:
     if not node.doc_string.startswith("{"):
         return None
     try:
@@ -165,15 +164,17 @@ def _record_of(node: onnx.NodeProto) -> Optional[dict]:
 class GePlan:
     """One GE op for one resample_grad node: its inputs, attribute values, and what it needs around it."""
     ge_type: str
-    inputs: List[str]
-    outputs: List[str]
-    attrs: Dict[str, object]
-    steps: List[Tuple[int, int, float]] = dataclasses.field(default_factory=list)  # per resized axis: in, out, in/out step
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, object]
+    # per resized axis: in, out, in/out step
+    steps: list[tuple[int, int, float]] = dataclasses.field(default_factory=list)
     wrap: bool = False  # the 1-D form: Unsqueeze to [N, C, 1, L], the 2-D op, Squeeze
-    size_from: Optional[str] = None  # ResizeNearestNeighborV2Grad: the int64 size to Cast to int32
-    inits: List[onnx.TensorProto] = dataclasses.field(default_factory=list)
-    checks: List[Tuple[str, bool, str, Optional[str]]] = dataclasses.field(default_factory=list)  # name, ok, detail, problem
-    out_shapes: List[Optional[list]] = dataclasses.field(default_factory=list)
+    size_from: str | None = None  # ResizeNearestNeighborV2Grad: the int64 size to Cast to int32
+    inits: list[onnx.TensorProto] = dataclasses.field(default_factory=list)
+    # name, ok, detail, problem
+    checks: list[tuple[str, bool, str, str | None]] = dataclasses.field(default_factory=list)
+    out_shapes: list[list | None] = dataclasses.field(default_factory=list)
 
 
 class _Context:
@@ -197,13 +198,13 @@ class _Context:
                 self.used.add(name)
                 return name
 
-    def shape(self, name: str) -> Optional[list]:
+    def shape(self, name: str) -> list | None:
         return self.info.get(name, (None, 0))[0]
 
     def elem(self, name: str) -> int:
         return self.info.get(name, (None, TensorProto.FLOAT))[1]
 
-    def value(self, name: str) -> Optional[np.ndarray]:
+    def value(self, name: str) -> np.ndarray | None:
         return numpy_helper.to_array(self.constants[name]) if name in self.constants else None
 
 
@@ -240,7 +241,8 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     wrap = proto.rank == 4 and spatial == 1
     if wrap:  # [N, C, L] -> [N, C, 1, L]: H is 1 -> 1 with scale 1 (as aclnn's 1-D backwards)
         size, out, forward = size[:2] + [1] + size[2:], [1] + out, [1.0] + forward
-    steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(size[2:], out, forward) if i is not None and o is not None]
+    steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(size[2:], out, forward, strict=True)
+             if i is not None and o is not None]
     checks = [("static sizes", _static(size) and _static(out), f"input_size {size}, output_size {out}",
                None if _static(size) and _static(out) else
                f"{ge_type} needs static sizes (input_size {size}, grad_output spatial {out}); N or C of -1 must be "
@@ -251,28 +253,32 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     elif ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
         # GE: exactly one of output_size / scales, the other an explicit empty list (the defaults are not empty)
         given = any(forward)
-        ge_attrs = dict(input_size=size, output_size=[] if given else out, scales=[float(f) for f in forward] if given else [])
+        ge_attrs = dict(input_size=size, output_size=[] if given else out,
+                        scales=[float(f) for f in forward] if given else [])
         if given:
             ok = all(f > 0 for f in forward)
             checks.append(("scales all given", ok, f"scales {forward}",
                            None if ok else f"{ge_type} takes scales for every axis or none, got {forward}"))
             if ge_type == "UpsampleNearest3dGrad" and ok and _static(size) and _static(out):
-                floors = [int(np.floor(i * f)) for i, f in zip(size[2:], forward)]
+                floors = [int(np.floor(i * f)) for i, f in zip(size[2:], forward, strict=True)]
                 ok = floors == list(out)
                 checks.append(("floor(in * scale) == out", ok, f"{floors} vs grad_output {out}",
                                None if ok else f"GE infershape needs floor(input_size * scales) == grad_output "
                                                f"spatial, got {floors} vs {out}"))
     elif ge_type == "UpsampleTrilinear3dBackward":
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners,
-                        **{n: _inverse(f) for n, f in zip(names, forward)})
+                        **{n: _inverse(f) for n, f in zip(names, forward, strict=True)})
     elif ge_type == "UpsampleBicubic2dGrad":  # no sizes: the kernel uses the resolved inverse scales as they are
-        resolved = [((i - 1) / (o - 1) if o > 1 else 0.0) if corners else (1.0 / f if f > 0 else i / o)
-                    for i, o, f in zip(size[2:], out, forward)] if _static(size) and _static(out) else [0.0, 0.0]
+        resolved = [0.0, 0.0]
+        if _static(size) and _static(out):
+            resolved = [((i - 1) / (o - 1) if o > 1 else 0.0) if corners else (1.0 / f if f > 0 else i / o)
+                        for i, o, f in zip(size[2:], out, forward, strict=True)]
         ge_attrs = dict(align_corners=corners, scales_h=float(resolved[0]), scales_w=float(resolved[1]))
     elif ge_type == "ResizeGradD":  # the torch bicubic backward of aclnnUpsampleBicubic2dBackward's fallback
         ge_attrs = dict(original_size=size, roi=[], scales=[float(f) for f in forward],
-                        coordinate_transformation_mode="align_corners" if corners else "half_pixel", cubic_coeff_a=-0.75,
-                        exclude_outside=0, extrapolation_value=0.0, mode="cubic", nearest_mode="round_prefer_floor",
+                        coordinate_transformation_mode="align_corners" if corners else "half_pixel",
+                        cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic",
+                        nearest_mode="round_prefer_floor",
                         data_format="HWNC")  # as CANN's only caller (ops-cv resize_grad_d.cpp), on HWNC data
     else:  # UpsampleBilinear2dGrad and the antialias ops: inverse scales
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners, scales_h=_inverse(forward[0]),
@@ -300,18 +306,20 @@ def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
             if value.dtype != np.int32:
                 plan.inputs[1] = ctx.fresh(f"{node.name or 'size'}_int32")
                 plan.inits.append(numpy_helper.from_array(np.array(spatial, np.int32), plan.inputs[1]))
-            plan.checks.append(("size", True, f"int32 constant {spatial}" + (" (from int64)" if value.dtype != np.int32 else ""), None))
+            converted = " (from int64)" if value.dtype != np.int32 else ""
+            plan.checks.append(("size", True, f"int32 constant {spatial}{converted}", None))
         else:
             spatial = [None, None]
             if ctx.elem(node.input[1]) != TensorProto.INT32:
                 plan.size_from = node.input[1]
-            plan.checks.append(("size", True, "run-time value" + (", Cast to int32" if plan.size_from else " (int32)"), None))
+            cast = ", Cast to int32" if plan.size_from else " (int32)"
+            plan.checks.append(("size", True, f"run-time value{cast}", None))
         original = list(grads[:2]) + spatial
     else:
         original = ctx.shape(node.input[1]) or [None] * proto.rank
     scales = ge_attrs.get("scales", [ge_attrs.get("scale", 0.0)])
     corners = ge_attrs.get("align_corners", 0)
-    plan.steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(original[2:], grads[2:], scales)
+    plan.steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(original[2:], grads[2:], scales, strict=True)
                   if i is not None and o is not None]
     plan.out_shapes = [original]
     return plan
@@ -340,7 +348,8 @@ PLANS = {
 def _target_attrs(target: str, fixed: dict, x_shape, dy_shape, forward) -> dict:
     """The attributes of the op a ResizeGrad becomes, for X and dY of these shapes (-1: unknown N or C)."""
     if target.startswith("Upsample"):
-        return dict(input_size=[-1 if d is None else int(d) for d in x_shape], output_size=[int(d) for d in dy_shape[2:]],
+        return dict(input_size=[-1 if d is None else int(d) for d in x_shape],
+                    output_size=[int(d) for d in dy_shape[2:]],
                     **fixed, scales_h=float(forward[0]), scales_w=float(forward[1]))
     return dict(fixed, scales=[float(f) for f in forward])
 
@@ -355,7 +364,7 @@ def _target_reference(target: str, dy: np.ndarray, x_shape, attrs: dict) -> np.n
 
 
 def _probe_axis(resize_attrs: dict, target: str, fixed: dict, axis: int, size_in: int, size_out: int,
-                scale: Optional[float], dtype) -> float:
+                scale: float | None, dtype) -> float:
     """Largest difference between the two ops' tap weights along one axis (the other resized axis kept at 1):
     both references run on the one-hot gradients of every output position, so each result row is the
     row of one tap matrix. The coordinates are float32 in ResizeGrad (onnxruntime divides by the scale)
@@ -399,7 +408,7 @@ def _describe(a) -> str:
     return ", ".join(parts)
 
 
-def resize_grad_targets(node, ctx: _Context) -> Tuple[List[Tuple[onnx.NodeProto, str]], List[str], Optional[str]]:
+def resize_grad_targets(node, ctx: _Context) -> tuple[list[tuple[onnx.NodeProto, str]], list[str], str | None]:
     """The ops of the domain that compute this ResizeGrad node on its sizes: ([(equivalent node, mapping)],
     the candidates that did not agree and why, or the reason there are none)."""
     from resample_grad.opset import _onnx_resize, resize_grad
@@ -447,17 +456,18 @@ def resize_grad_targets(node, ctx: _Context) -> Tuple[List[Tuple[onnx.NodeProto,
             continue
         for target, fixed in row.targets:
             worst = [_probe_axis(values, target, fixed, axis, p.input_size, p.output_size, s, dtype)
-                     for axis, p, s in zip((2, 3), plan[2:], scales)]
+                     for axis, p, s in zip((2, 3), plan[2:], scales, strict=True)]
             limits = [AGREEMENT * max(1, p.input_size) for p in plan[2:]]
             detail = f"{row.name} -> {target}{_fixed(fixed)}: references differ by " + ", ".join(
-                f"{w:.2g} on {axis} (limit {t:.2g})" for w, axis, t in zip(worst, ("H", "W"), limits))
-            if all(w <= t for w, t in zip(worst, limits)):
+                f"{w:.2g} on {axis} (limit {t:.2g})" for w, axis, t in zip(worst, ("H", "W"), limits, strict=True))
+            if all(w <= t for w, t in zip(worst, limits, strict=True)):
                 forward = [s or 0.0 for s in scales]
                 attrs = _target_attrs(target, fixed, x_shape, dy_shape, forward)
                 inputs = [dy_name] + ([x_name] if target in ("ResizeBilinearV2Grad", "ResizeBicubicV2Grad") else [])
                 size_init = None
                 if target == "ResizeNearestNeighborV2Grad":
-                    size_init = numpy_helper.from_array(np.array(x_shape[2:], np.int32), ctx.fresh(f"{node.name or 'resize'}_size"))
+                    size_init = numpy_helper.from_array(np.array(x_shape[2:], np.int32),
+                                                        ctx.fresh(f"{node.name or 'resize'}_size"))
                     ctx.constants[size_init.name] = size_init
                     inputs.append(size_init.name)
                 equivalent = opset.make_node(target, inputs, [node.output[0]], name=node.name, **attrs)
@@ -468,7 +478,8 @@ def resize_grad_targets(node, ctx: _Context) -> Tuple[List[Tuple[onnx.NodeProto,
         probed = [why.split(":")[0] for why in rejected if "references differ" in why]
         if not probed:
             return [], rejected, "; ".join(rejected)
-        return [], rejected, f"the references disagree on these sizes ({', '.join(probed)}; how far: the report's rejected list)"
+        return [], rejected, (f"the references disagree on these sizes ({', '.join(probed)}; "
+                              f"how far: the report's rejected list)")
     return found, rejected, None
 
 
@@ -503,7 +514,8 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
 
     supported = ge.dtypes.get(family)
     if not check("product", supported is not None,
-                 f"GE op {ge.ge_type} on {family}" + ("" if supported else f": not available (it runs on {', '.join(ge.dtypes)})"),
+                 f"GE op {ge.ge_type} on {family}"
+                 + ("" if supported else f": not available (it runs on {', '.join(ge.dtypes)})"),
                  f"GE op {ge.ge_type} is not available on {family} (it runs on {', '.join(ge.dtypes)})"):
         return checks, problems, False
     if not check("dtype", dtype in supported, f"{dtype} (supported: {', '.join(supported)})"):
@@ -517,7 +529,8 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
         value = plan.attrs[attr]
         allowed = ge.wide_modes[attr] if wide_modes and attr in ge.wide_modes else documented
         wide = f"; --wide-modes: {', '.join(ge.wide_modes[attr])}" if attr in ge.wide_modes and wide_modes else ""
-        hint = (f"; --wide-modes accepts {', '.join(ge.wide_modes[attr])} for newer CANN" if attr in ge.wide_modes else "")
+        hint = (f"; --wide-modes accepts {', '.join(ge.wide_modes[attr])} for newer CANN" if attr in ge.wide_modes
+                else "")
         check(attr, value in allowed, f"{value!r} (documented: {', '.join(documented)}{wide})",
               f"{attr} {value!r} is not documented for {ge.ge_type} (documented: {', '.join(documented)}{hint})")
     limit = ge.limit
@@ -526,8 +539,8 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
             continue  # the H of a 1-D form
         if limit.high is not None:
             ok = step < limit.high if limit.high_open else step <= limit.high
-            check(f"downscale axis {axis}", ok, f"{i} -> {o} is {step:.3g}x (limit {'<' if limit.high_open else ''}{limit.high:g}x; "
-                                                f"{limit.source})",
+            bound = f"{'<' if limit.high_open else ''}{limit.high:g}x"
+            check(f"downscale axis {axis}", ok, f"{i} -> {o} is {step:.3g}x (limit {bound}; {limit.source})",
                   f"downscale {i} -> {o} ({step:.3g}x) exceeds the device limit of {limit.high:g}x")
         if limit.low is not None:
             check(f"upscale axis {axis}", step >= limit.low,
@@ -547,12 +560,14 @@ def _ge_node(ge_type, inputs, outputs, name, attrs) -> onnx.NodeProto:
     for attr in protos.PROTOTYPES[ge_type].attrs:
         if attr.name in attrs:
             value = attrs[attr.name]
-            kind = {protos.LIST_INT: onnx.AttributeProto.INTS, protos.LIST_FLOAT: onnx.AttributeProto.FLOATS}.get(attr.ge_type)
+            kind = {protos.LIST_INT: onnx.AttributeProto.INTS,
+                    protos.LIST_FLOAT: onnx.AttributeProto.FLOATS}.get(attr.ge_type)
             node.attribute.append(helper.make_attribute(attr.name, value, attr_type=kind))
     return node
 
 
-def _emit(original, plan: GePlan, needs_cast: bool, ctx: _Context) -> Tuple[List[onnx.NodeProto], List[onnx.TensorProto]]:
+def _emit(original, plan: GePlan, needs_cast: bool,
+          ctx: _Context) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto]]:
     """The GE node with its helpers (Cast, Unsqueeze / Squeeze); the GE node's doc_string records the
     original node and what was added for it."""
     pre, post, inits = [], [], list(plan.inits)
@@ -609,7 +624,8 @@ def _emit(original, plan: GePlan, needs_cast: bool, ctx: _Context) -> Tuple[List
     else:
         for k, name in enumerate(outputs):
             if k < len(plan.out_shapes) and name not in ctx.info:
-                ctx.info[name] = (plan.out_shapes[k], ctx.elem(original.input[0]) if not needs_cast else TensorProto.FLOAT)
+                elem = ctx.elem(original.input[0]) if not needs_cast else TensorProto.FLOAT
+                ctx.info[name] = (plan.out_shapes[k], elem)
     ge = _ge_node(plan.ge_type, inputs, outputs, original.name, plan.attrs)
     ge.doc_string = json.dumps({RECORD_KEY: {"node": _node_record(original), "added": [n.name for n in pre + post],
                                              "initializers": [i.name for i in inits]}})
@@ -653,7 +669,7 @@ def _plan_node(node, ctx: _Context, family, cast, wide_modes):
     return plan, report, problems, needs_cast
 
 
-def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: Optional[dict] = None) -> None:
+def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: dict | None = None) -> None:
     """LabelEncoder of a constant string (the inlined mode attributes) becomes an int64 Constant,
     in subgraphs too (outer-scope constants are visible there)."""
     strings = dict(outer_strings or {})
@@ -667,10 +683,11 @@ def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: Optional[dict] =
     for index, node in enumerate(graph.node):
         if node.op_type == "LabelEncoder" and node.input[0] in strings:
             a = _attrs(node)
-            table = dict(zip(a["keys_strings"], a["values_int64s"]))
+            # one value per key by LabelEncoder's spec; a malformed table is onnx.checker's to report, not this fold's
+            table = dict(zip(a["keys_strings"], a["values_int64s"], strict=False))
             value = table.get(strings[node.input[0]], a.get("default_int64", -1))
-            graph.node[index].CopyFrom(helper.make_node("Constant", [], [node.output[0]],
-                                                        value=helper.make_tensor(node.output[0], TensorProto.INT64, [], [value])))
+            constant = helper.make_tensor(node.output[0], TensorProto.INT64, [], [value])
+            graph.node[index].CopyFrom(helper.make_node("Constant", [], [node.output[0]], value=constant))
         for sub in subgraphs(graph.node[index]):
             _fold_label_encoders(sub, strings)
 
@@ -696,14 +713,15 @@ def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
     keep = [o for o in model.opset_import if o.domain in used or o.domain in ("", "ai.onnx")]
     del model.opset_import[:]
     model.opset_import.extend(keep)
-    kept_functions = [f for f in model.functions if (f.domain, f.name) in {(n.domain, n.op_type) for n in model.graph.node}]
+    called = {(n.domain, n.op_type) for n in model.graph.node}
+    kept_functions = [f for f in model.functions if (f.domain, f.name) in called]
     del model.functions[:]
     model.functions.extend(kept_functions)
     return model
 
 
 def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, cast: bool = False,
-              fallback: Optional[str] = None, wide_modes: bool = False) -> Conversion:
+              fallback: str | None = None, wide_modes: bool = False) -> Conversion:
     if fallback not in (None, "node", "all"):
         raise ResampleGradError(OP, f"fallback must be 'node' or 'all', got {fallback!r}")
     try:
@@ -721,7 +739,8 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
             model = opset.attach(model)
         except Exception as error:  # noqa: BLE001
             raise ResampleGradError(OP, f"the model's default opset {default_version} is above what ATC reads "
-                                        f"({ATC_MAX_OPSET}) and onnx's version converter could not lower it: {error}") from None
+                                        f"({ATC_MAX_OPSET}) and onnx's version converter could not lower it: "
+                                        f"{error}") from None
     info = _shapes_and_types(model)
     ctx = _Context(model, info)
     reports, fallback_nodes, rewrites = [], [], {}
@@ -826,9 +845,10 @@ def from_ascend(model: onnx.ModelProto) -> onnx.ModelProto:
             continue
         if node.domain == GE_DOMAIN:
             if node.op_type not in SAME_ATTRIBUTES:
-                raise ResampleGradError("from_ascend", f"node {node.name!r} ({node.op_type}) has no resample_grad record "
-                                                       f"in its doc_string, and its attributes follow GE's conventions "
-                                                       f"(expected one of {', '.join(SAME_ATTRIBUTES)} or a record)")
+                raise ResampleGradError("from_ascend", f"node {node.name!r} ({node.op_type}) has no resample_grad "
+                                                       f"record in its doc_string, and its attributes follow GE's "
+                                                       f"conventions (expected one of {', '.join(SAME_ATTRIBUTES)} or "
+                                                       f"a record)")
             node.domain = opset.DOMAIN
         nodes.append(node)
     nodes = [n for n in nodes if not (n.domain == "ai.onnx" and n.name in added)]
@@ -875,8 +895,8 @@ def _write(conversion: Conversion, out: pathlib.Path, info) -> None:
     (out / "atc.sh").write_text(cpp.atc_script(model, info, conversion.soc, bool(ge_ops)))
     (out / "atc.sh").chmod(0o755)
     conversion.files["atc"] = str(out / "atc.sh")
-    report = {"soc": conversion.soc, "family": conversion.family, "nodes": [dataclasses.asdict(r) for r in conversion.nodes],
-              "files": dict(conversion.files)}
+    report = {"soc": conversion.soc, "family": conversion.family,
+              "nodes": [dataclasses.asdict(r) for r in conversion.nodes], "files": dict(conversion.files)}
     (out / "report.json").write_text(json.dumps(report, indent=2, default=str))
     conversion.files["report"] = str(out / "report.json")
 

@@ -16,21 +16,25 @@ from .ascend import SOC_DEFAULT, from_ascend, to_ascend
 def add_cli(sub) -> None:
     convert = sub.add_parser(
         "convert", help="convert a model for Ascend ATC, or back",
-        description="ONNX models with resample_grad ops to Ascend ATC, and back. --target ascend writes model.ascend.onnx, the ATC parser plugin, the GE IR graph, atc.sh and report.json "
-          "into the -o folder; --from ascend turns a model.ascend.onnx back into a model with resample_grad ops.")
+        description="ONNX models with resample_grad ops to Ascend ATC, and back. --target ascend writes "
+                    "model.ascend.onnx, the ATC parser plugin, the GE IR graph, atc.sh and report.json into the -o "
+                    "folder; --from ascend turns a model.ascend.onnx back into a model with resample_grad ops.")
     convert.add_argument("model", help="an .onnx model (with --from ascend: a model.ascend.onnx)")
     direction = convert.add_mutually_exclusive_group()
-    direction.add_argument("--target", choices=["ascend"], help="convert to this target (default: ascend, unless --from)")
+    direction.add_argument("--target", choices=["ascend"],
+                           help="convert to this target (default: ascend, unless --from)")
     direction.add_argument("--from", dest="source", choices=["ascend"], help="convert a model written by --target "
                            "ascend back to the resample_grad ops")
     convert.add_argument("--soc", help=f"the ATC SoC name, a concrete one, not a family (default: {SOC_DEFAULT}); "
                          f"accepted: {protos.known_socs()}")
-    convert.add_argument("-o", "--output", required=True, metavar="DIR|FILE.onnx", help="--target: the output folder, created if missing; "
-                         "--from: the output .onnx file")
-    convert.add_argument("--cast", action="store_true", help="insert Cast nodes around ops whose dtype the device lacks")
-    convert.add_argument("--fallback", choices=["node", "all"], help="node: replace nodes the device cannot run with their "
-                         "standard-ONNX function body; all: lower the whole model to standard ONNX, no plugin needed "
-                         "(default: neither, a node the device cannot run is an error)")
+    convert.add_argument("-o", "--output", required=True, metavar="DIR|FILE.onnx",
+                         help="--target: the output folder, created if missing; --from: the output .onnx file")
+    convert.add_argument("--cast", action="store_true",
+                         help="insert Cast nodes around ops whose dtype the device lacks")
+    convert.add_argument("--fallback", choices=["node", "all"],
+                         help="node: replace nodes the device cannot run with their standard-ONNX function body; "
+                              "all: lower the whole model to standard ONNX, no plugin needed "
+                              "(default: neither, a node the device cannot run is an error)")
     convert.add_argument("--wide-modes", action="store_true", help="accept bicubic / reflection (newer CANN releases)")
     convert.set_defaults(func=_cmd_convert)
 

@@ -9,7 +9,6 @@ CANN's; `dtypes` lists per product family what the op runs (an absent family: no
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Optional, Tuple
 
 # GE attribute types as the plugin and the GE IR setters see them
 STRING, BOOL, INT, FLOAT, LIST_INT, LIST_FLOAT = "String", "Bool", "Int", "Float", "ListInt", "ListFloat"
@@ -26,7 +25,8 @@ FAMILY_ALIASES = {  # spellings of the families (lower case): recognised only to
     "training": "Atlas training series", "atlas training series": "Atlas training series",
     "a2": "Atlas A2", "atlas a2": "Atlas A2", "a3": "Atlas A3", "atlas a3": "Atlas A3",
     "inference": "Atlas inference series", "atlas inference series": "Atlas inference series",
-    "200i/500 a2": "Atlas 200I/500 A2", "atlas 200i/500 a2": "Atlas 200I/500 A2", "950": "Ascend 950", "ascend 950": "Ascend 950",
+    "200i/500 a2": "Atlas 200I/500 A2", "atlas 200i/500 a2": "Atlas 200I/500 A2",
+    "950": "Ascend 950", "ascend 950": "Ascend 950",
 }
 # SoC name prefixes of families whose list above is not complete (other A3 and 950 parts)
 FAMILY_PREFIXES = {"ascend910_93": "Atlas A3", "ascend950": "Ascend 950"}
@@ -55,8 +55,8 @@ class GeAttr:
 class ScaleLimit:
     """Bounds on the inverse scale in/out of every resized axis (the src/dst index step as the op
     resolves it: 1/scale when a forward scale is given, else the size ratio)."""
-    low: Optional[float] = None  # smallest step: 0.02 = at most a 50x upscale
-    high: Optional[float] = None  # largest step: 50 = at most a 50x downscale
+    low: float | None = None  # smallest step: 0.02 = at most a 50x upscale
+    high: float | None = None  # largest step: 50 = at most a 50x downscale
     high_open: bool = False  # the high bound itself is outside
     source: str = ""
 
@@ -64,20 +64,20 @@ class ScaleLimit:
 @dataclasses.dataclass(frozen=True)
 class GeOp:
     ge_type: str
-    inputs: Tuple[str, ...]
-    outputs: Tuple[str, ...]
-    attrs: Tuple[GeAttr, ...]  # in CANN's order (aclnn OP_ATTR and tilings read them by index)
-    dtypes: Dict[str, Tuple[str, ...]]  # product family -> supported dtypes (onnx names); absent family: unsupported
-    modes: Dict[str, Tuple[str, ...]] = dataclasses.field(default_factory=dict)  # documented GE attribute values
-    wide_modes: Dict[str, Tuple[str, ...]] = dataclasses.field(default_factory=dict)  # newer CANN, opt-in
-    limit: Optional[ScaleLimit] = None
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: tuple[GeAttr, ...]  # in CANN's order (aclnn OP_ATTR and tilings read them by index)
+    dtypes: dict[str, tuple[str, ...]]  # product family -> supported dtypes (onnx names); absent family: unsupported
+    modes: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # documented GE attribute values
+    wide_modes: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # newer CANN, opt-in
+    limit: ScaleLimit | None = None
     rank: int = 4  # rank of the first input (and the output) the GE op takes
     # GE format of each port that is not ND (the parser plugin sets it, as CANN's ONNX plugins and aclnn callers do)
-    formats: Dict[str, str] = dataclasses.field(default_factory=dict)
+    formats: dict[str, str] = dataclasses.field(default_factory=dict)
     # the axis order the op reads its image tensors in, as a permutation of the ONNX (N, C, spatial...) order; the
     # converter transposes the `layout_ports` inputs by it and the outputs back (None: the op reads N, C, spatial...)
-    layout: Optional[Tuple[int, ...]] = None
-    layout_ports: Tuple[str, ...] = ()
+    layout: tuple[int, ...] | None = None
+    layout_ports: tuple[str, ...] = ()
     source: str = ""  # where the row comes from
 
     def attr(self, name: str) -> GeAttr:
@@ -108,7 +108,7 @@ _CHANNELS_LAST_2D = {"grad": "NHWC", "x": "NHWC", "dx": "NHWC"}
 _CHANNELS_LAST_3D = {"grad": "NDHWC", "x": "NDHWC", "dx": "NDHWC"}
 _NCHW_V2 = {"grads": "NCHW", "original_image": "NCHW", "y": "NCHW"}
 
-PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
+PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("GridSampler2DGrad", ("grad", "x", "grid"), ("dx", "dgrid"),
          (_opt("interpolation_mode", STRING, "bilinear"), _opt("padding_mode", STRING, "zeros"),
           _opt("align_corners", BOOL, False)),
@@ -131,14 +131,16 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
          source="op_host def (scales forward out/in)"),
     GeOp("UpsampleNearestExact2dGrad", ("grad_output",), ("grad_input",), _UPSAMPLE_2D_SIZES + _INVERSE_SCALES_2D,
          {f: HALF_AND_FLOAT for f in A2_A3_950},
-         limit=ScaleLimit(high=50.0, source="seed 002: downscale <= 50x"), source="op_host def (scales forward out/in)"),
+         limit=ScaleLimit(high=50.0, source="seed 002: downscale <= 50x"),
+         source="op_host def (scales forward out/in)"),
     GeOp("UpsampleNearest3dGrad", ("grad_output",), ("y",),
          (_req("input_size", LIST_INT), _opt("output_size", LIST_INT, ()), _opt("scales", LIST_FLOAT, ())),
          {f: WITH_DOUBLE for f in A2_A3_950},
          limit=ScaleLimit(low=0.02, source="tiling: forward scale > 50 is 'too large'"), rank=5,
          source="REG_OP; infershape: exactly one of output_size / scales, floor(in * scale) == out"),
     GeOp("UpsampleNearestExact3dGrad", ("grad_output",), ("y",),
-         (_req("input_size", LIST_INT), _opt("output_size", LIST_INT, (0, 0, 0)), _opt("scales", LIST_FLOAT, (0.0, 0.0, 0.0))),
+         (_req("input_size", LIST_INT), _opt("output_size", LIST_INT, (0, 0, 0)),
+          _opt("scales", LIST_FLOAT, (0.0, 0.0, 0.0))),
          {f: HALF_AND_FLOAT for f in A2_A3_950}, rank=5, source="REG_OP"),
     GeOp("UpsampleBilinear2dGrad", ("grad_output",), ("grad_input",),
          _UPSAMPLE_2D_SIZES + (_opt("align_corners", BOOL, False),) + _INVERSE_SCALES_2D,
@@ -147,7 +149,8 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("UpsampleTrilinear3dBackward", ("grad_output",), ("grad_input",),
          (_req("output_size", LIST_INT), _req("input_size", LIST_INT), _opt("align_corners", BOOL, False),
           _opt("scale_d", FLOAT), _opt("scale_h", FLOAT), _opt("scale_w", FLOAT)),
-         {f: HALF_AND_FLOAT for f in A2_A3}, limit=ScaleLimit(low=0.02, source="aclnn: AI Core only for inverse >= 0.02"),
+         {f: HALF_AND_FLOAT for f in A2_A3},
+         limit=ScaleLimit(low=0.02, source="aclnn: AI Core only for inverse >= 0.02"),
          rank=5, source="op_host def (scales inverse)"),
     GeOp("UpsampleBicubic2dGrad", ("grad_output",), ("grad_input",),
          (_opt("align_corners", BOOL, False), _opt("scales_h", FLOAT, 0.0), _opt("scales_w", FLOAT, 0.0)),
@@ -162,7 +165,8 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
          _UPSAMPLE_2D_SIZES + (_opt("align_corners", BOOL, False),) + _INVERSE_SCALES_2D,
          {f: HALF_AND_FLOAT for f in A2_A3_950}, limit=_INVERSE_002, source="op_host def (scales inverse)"),
     GeOp("ResizeNearestNeighborV2Grad", ("grads", "size"), ("y",),
-         (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
+         (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False),
+          _opt("scales", LIST_FLOAT, (0.0, 0.0))),
          {"Ascend 950": HALF_AND_FLOAT, "Atlas A2": WITH_DOUBLE, "Atlas A3": WITH_DOUBLE},
          formats={"grads": "NCHW", "y": "NCHW"},
          source="REG_OP; README products; 950 def fp16/fp32/bf16, closed-source kernel elsewhere (AI CPU double)"),
@@ -173,7 +177,8 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
          (_opt("align_corners", BOOL, False), _opt("scale", FLOAT, 0.0)),
          {"Ascend 950": HALF_AND_FLOAT}, rank=3, source="REG_OP; def ascend950 only"),
     GeOp("ResizeBilinearV2Grad", ("grads", "original_image"), ("y",),
-         (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
+         (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False),
+          _opt("scales", LIST_FLOAT, (0.0, 0.0))),
          {family: HALF_AND_FLOAT for family in
           ("Ascend 950", "Atlas A3", "Atlas A2", "Atlas inference series", "Atlas training series")},
          formats=_NCHW_V2, source="REG_OP; seed 004"),
@@ -195,7 +200,7 @@ PROTOTYPES: Dict[str, GeOp] = {op.ge_type: op for op in (
 # name within its scale range, else ResizeGradD). The 1-D forms of UpsampleNearestExact1dGrad,
 # UpsampleNearest2dGrad and UpsampleBilinear2dGrad run the 2-D GE op on [N, C, 1, L] (as aclnn).
 # ResizeGrad has no fixed GE op: see RESIZE_GRAD_MAPPINGS.
-GE_OP_FOR: Dict[str, Tuple[str, ...]] = {
+GE_OP_FOR: dict[str, tuple[str, ...]] = {
     "GridSampler2DGrad": ("GridSampler2DGrad",),
     "GridSampler3DGrad": ("GridSampler3DGrad",),
     "UpsampleNearestExact1dGrad": ("UpsampleNearestExact2dGrad",),
@@ -224,19 +229,20 @@ class ResizeMapping:
     on the model's own sizes and scales (nearest indices can differ at scale-derived boundaries)."""
     name: str
     mode: str
-    coordinate_modes: Tuple[str, ...]
-    targets: Tuple[Tuple[str, Dict[str, int]], ...]
-    nearest_mode: Optional[str] = None  # None: not read by the mode
-    cubic_coeff_a: Optional[float] = None
-    exclude_outside: Optional[int] = None  # None: either (not read by the mode)
+    coordinate_modes: tuple[str, ...]
+    targets: tuple[tuple[str, dict[str, int]], ...]
+    nearest_mode: str | None = None  # None: not read by the mode
+    cubic_coeff_a: float | None = None
+    exclude_outside: int | None = None  # None: either (not read by the mode)
     antialias: int = 0
     outputs_above_one: bool = False  # pytorch_half_pixel reads coordinate 0 for an output of length 1
 
 
-_BILINEAR_HALF_PIXEL = (("ResizeBilinearV2Grad", {"half_pixel_centers": 1}), ("UpsampleBilinear2dGrad", {"align_corners": 0}))
+_BILINEAR_HALF_PIXEL = (("ResizeBilinearV2Grad", {"half_pixel_centers": 1}),
+                        ("UpsampleBilinear2dGrad", {"align_corners": 0}))
 _EXACT = (("UpsampleNearestExact2dGrad", {}), ("ResizeNearestNeighborV2Grad", {"half_pixel_centers": 1}))
 _BICUBIC = (("ResizeBicubicV2Grad", {"align_corners": 0}), ("UpsampleBicubic2dGrad", {"align_corners": 0}))
-RESIZE_GRAD_MAPPINGS: Tuple[ResizeMapping, ...] = (
+RESIZE_GRAD_MAPPINGS: tuple[ResizeMapping, ...] = (
     ResizeMapping("linear align_corners", "linear", ("align_corners",),
                   (("ResizeBilinearV2Grad", {"align_corners": 1}), ("UpsampleBilinear2dGrad", {"align_corners": 1}))),
     ResizeMapping("linear half_pixel", "linear", ("half_pixel",), _BILINEAR_HALF_PIXEL),
@@ -254,7 +260,8 @@ RESIZE_GRAD_MAPPINGS: Tuple[ResizeMapping, ...] = (
                   nearest_mode="floor"),
     ResizeMapping("nearest align_corners round_prefer_ceil", "nearest", ("align_corners",),
                   (("ResizeNearestNeighborV2Grad", {"align_corners": 1}),), nearest_mode="round_prefer_ceil"),
-    ResizeMapping("cubic half_pixel A=-0.75", "cubic", ("half_pixel",), _BICUBIC, cubic_coeff_a=-0.75, exclude_outside=0),
+    ResizeMapping("cubic half_pixel A=-0.75", "cubic", ("half_pixel",), _BICUBIC, cubic_coeff_a=-0.75,
+                  exclude_outside=0),
     ResizeMapping("cubic pytorch_half_pixel A=-0.75", "cubic", ("pytorch_half_pixel",), _BICUBIC, cubic_coeff_a=-0.75,
                   exclude_outside=0, outputs_above_one=True),
     ResizeMapping("cubic align_corners A=-0.75", "cubic", ("align_corners",),
@@ -277,7 +284,7 @@ GE_DTYPE = {"float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "float32": "DT_FLOAT
             "int32": "DT_INT32", "int64": "DT_INT64"}
 
 
-def resolve_soc(soc: str) -> Tuple[str, str]:
+def resolve_soc(soc: str) -> tuple[str, str]:
     """(the ATC spelling of a concrete SoC name, its product family), case-insensitive.
 
     A family name is refused: ATC's --soc_version and the GE IR build need a concrete SoC."""

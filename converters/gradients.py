@@ -10,10 +10,11 @@ It back-propagates through a chain of supported ops (no full autodiff engine):
 |---|---|
 | GridSample (opset 16 and 20 spellings), 4-D | GridSampler2DGrad: the grad of X and/or grid, only what wrt needs |
 | GridSample, 5-D (bilinear/linear, nearest) | GridSampler3DGrad |
-| Resize (opsets 11 to 19), every attribute, any rank | ResizeGrad(dY, X, roi, scales, sizes): the forward's own inputs, so scales or sizes computed at run time are used as computed |
+| Resize (opsets 11 to 19), every attribute, any rank | ResizeGrad(dY, X, roi, scales, sizes): the forward's inputs |
 | Identity, Neg, Add, Sub, Mul, Div (by a tensor that needs no gradient) | the usual rules, shapes as the forward |
 
-ResizeGrad follows onnxruntime's Resize exactly; the torch-semantics CANN ops (ResizeBilinearV2Grad,
+ResizeGrad takes the forward's own roi, scales and sizes, so scales or sizes computed at run time are used as
+computed. It follows onnxruntime's Resize exactly; the torch-semantics CANN ops (ResizeBilinearV2Grad,
 UpsampleNearest*Grad) round scales and indices as aten does, which can pick another pixel than
 onnxruntime at an exact boundary, so they are not used here (to_ascend turns ResizeGrad into them
 where they agree). Anything else on the path from wrt to the output raises ResampleGradError naming
@@ -22,7 +23,7 @@ the node.
 from __future__ import annotations
 
 import copy
-from typing import Callable, Dict, List, Optional
+from collections.abc import Callable
 
 import onnx
 from onnx import helper
@@ -39,10 +40,11 @@ class _Builder:
         self.model = model
         self.inferred = onnx.shape_inference.infer_shapes(model)
         self.shapes = {}
-        for value in list(self.inferred.graph.input) + list(self.inferred.graph.value_info) + list(self.inferred.graph.output):
+        graph = self.inferred.graph
+        for value in list(graph.input) + list(graph.value_info) + list(graph.output):
             dims = value.type.tensor_type.shape.dim
             self.shapes[value.name] = [d.dim_value if d.HasField("dim_value") else None for d in dims]
-        self.nodes: List[onnx.NodeProto] = []
+        self.nodes: list[onnx.NodeProto] = []
         self.counter = 0
 
     def name(self, hint: str) -> str:
@@ -88,7 +90,8 @@ def _grid_sample(b: _Builder, node, grads, needed):
                                  "bilinearly or nearest only)")
     outputs = [b.name("X") if needed[0] else "", b.name("grid") if needed[1] else ""]
     b.add(op_type, [grads[0], node.input[0], node.input[1]], outputs, domain=opset.DOMAIN,
-          interpolation_mode=GRID_SAMPLE_MODES[mode], padding_mode=padding, align_corners=int(_attr(node, "align_corners", 0)))
+          interpolation_mode=GRID_SAMPLE_MODES[mode], padding_mode=padding,
+          align_corners=int(_attr(node, "align_corners", 0)))
     return [outputs[0] or None, outputs[1] or None]
 
 
@@ -99,7 +102,8 @@ RESIZE_ATTRIBUTES = ("mode", "coordinate_transformation_mode", "nearest_mode", "
 def _resize(b: _Builder, node, grads, needed):
     """ResizeGrad with the forward's own roi / scales / sizes (run-time tensors) and attributes."""
     if any(needed[1:]):
-        names = [n for n, k in zip(("roi", "scales", "sizes"), needed[1:]) if k]
+        # strict=False: needed has an entry per input the node has; absent trailing inputs need nothing
+        names = [n for n, k in zip(("roi", "scales", "sizes"), needed[1:], strict=False) if k]
         raise _unsupported(node, f"gradients for {', '.join(names)} are not defined (they only index the input)")
     if _attr(node, "mode", "nearest") not in ("nearest", "linear", "cubic"):
         raise _unsupported(node, f"mode {_attr(node, 'mode', None)!r} is not a Resize mode")
@@ -142,19 +146,20 @@ def _div(b, node, grads, needed):
     return [b.add("Div", [grads[0], node.input[1]], [b.name("div")]), None]
 
 
-RULES: Dict[str, Callable] = {
+RULES: dict[str, Callable] = {
     "GridSample": _grid_sample, "Resize": _resize, "Identity": _identity, "Neg": _neg,
     "Add": _add, "Sub": _sub, "Mul": _mul, "Div": _div,
 }
 
 
-def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str] = None) -> onnx.ModelProto:
+def gradient_model(model: onnx.ModelProto, wrt: list[str], output: str | None = None) -> onnx.ModelProto:
     """A model computing the forward outputs and the gradients of `output` with respect to `wrt`."""
     model = copy.deepcopy(model)
     graph = model.graph
     output = output or graph.output[0].name
     if output not in {o.name for o in graph.output}:
-        raise ResampleGradError(OP, f"output {output!r} is not a graph output ({', '.join(o.name for o in graph.output)})")
+        outputs = ", ".join(o.name for o in graph.output)
+        raise ResampleGradError(OP, f"output {output!r} is not a graph output ({outputs})")
     inputs = {i.name for i in graph.input} | {i.name for i in graph.initializer}
     for name in wrt:
         if name not in inputs:
@@ -170,7 +175,7 @@ def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str]
         raise ResampleGradError(OP, f"output {output!r} does not depend on {wrt}")
 
     grad_in = f"grad_{output}"
-    grads: Dict[str, str] = {output: grad_in}
+    grads: dict[str, str] = {output: grad_in}
     for node in reversed(list(graph.node)):
         if not any(o in grads for o in node.output):
             continue
@@ -183,7 +188,7 @@ def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str]
         if len(node.output) != 1:
             raise _unsupported(node, "only single-output forward ops are supported")
         input_grads = rule(b, node, [grads[node.output[0]]], needed)
-        for name, grad in zip(node.input, input_grads):
+        for name, grad in zip(node.input, input_grads, strict=True):  # a rule returns one gradient per input
             if grad is None or not name:
                 continue
             if name in grads:  # a value used twice: gradients add
@@ -192,7 +197,8 @@ def gradient_model(model: onnx.ModelProto, wrt: List[str], output: Optional[str]
                 grads[name] = grad
 
     inferred_types = {v.name: v.type for v in list(b.inferred.graph.output) + list(b.inferred.graph.value_info)}
-    graph.input.append(helper.make_value_info(grad_in, inferred_types.get(output, {o.name: o.type for o in graph.output}[output])))
+    declared_types = {o.name: o.type for o in graph.output}
+    graph.input.append(helper.make_value_info(grad_in, inferred_types.get(output, declared_types[output])))
     for name in wrt:
         if name not in grads:
             raise ResampleGradError(OP, f"no gradient path from {name!r} to {output!r}")

@@ -15,7 +15,6 @@ import os
 import pathlib
 import sys
 import time
-from typing import Dict, List, Tuple
 
 import numpy as np
 import onnx
@@ -26,7 +25,8 @@ IR_VERSION = 9  # onnxruntime-training 1.19 and onnx 1.16 read it
 
 
 def _conv_weight(rng, out_channels, in_channels, k=3):
-    return (rng.standard_normal((out_channels, in_channels, k, k)) * np.sqrt(2.0 / (in_channels * k * k))).astype(np.float32)
+    he_std = np.sqrt(2.0 / (in_channels * k * k))
+    return (rng.standard_normal((out_channels, in_channels, k, k)) * he_std).astype(np.float32)
 
 
 def unet(n=2, channels=2, size=16, width=8, seed=0) -> onnx.ModelProto:
@@ -94,7 +94,7 @@ def _blobs(n, channels, size, rng) -> np.ndarray:
     return images
 
 
-def tasks(seed=0) -> Dict[str, Tuple[onnx.ModelProto, np.ndarray, np.ndarray, float]]:
+def tasks(seed=0) -> dict[str, tuple[onnx.ModelProto, np.ndarray, np.ndarray, float]]:
     """name -> (forward model, input batch, target, SGD learning rate): the U-Net learns to denoise, the spatial
     transformer to undo a shift of 2 pixels."""
     rng = np.random.default_rng(seed)
@@ -122,7 +122,7 @@ def _quiet_stderr():
 
 
 def train(model: onnx.ModelProto, inputs: np.ndarray, target: np.ndarray, learning_rate: float, steps: int,
-          out_dir, threads: int = 0) -> Dict[str, object]:
+          out_dir, threads: int = 0) -> dict[str, object]:
     """Generates the artifacts (MSE loss, SGD) into out_dir and trains `steps` steps on one batch with a CPU
     api.Module and api.Optimizer: {"losses": [...], "ms": time per step (forward, backward, SGD)}."""
     from resample_grad import training
@@ -139,7 +139,7 @@ def train(model: onnx.ModelProto, inputs: np.ndarray, target: np.ndarray, learni
     optimizer = api.Optimizer(str(out / "optimizer_model.onnx"), module)
     optimizer.set_learning_rate(learning_rate)
     module.train()
-    losses: List[float] = []
+    losses: list[float] = []
     start = time.perf_counter()
     for _ in range(steps):
         losses.append(float(module(inputs, target)))

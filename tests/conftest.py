@@ -39,7 +39,8 @@ def one_node_model(op_type, inputs: dict, outputs, attrs: dict, dtype: str = "fl
     graph = helper.make_graph(
         [node], op_type,
         [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(input_dtypes[name]))
-                                       if name in input_dtypes else elem, list(shape)) for name, shape in inputs.items()],
+                                       if name in input_dtypes else elem, list(shape))
+         for name, shape in inputs.items()],
         [helper.make_tensor_value_info(name, elem, None) for name in outputs if name])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset_version),
                                                    helper.make_opsetid(opset.DOMAIN, opset.VERSION)])
@@ -91,7 +92,7 @@ sys.path.insert(0, str(GE_STUB))
 import check_against_cann  # noqa: E402
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ge_onnx_pb() -> pathlib.Path:
     """A folder with onnx/proto/ge_onnx.pb.{h,cc}: protoc's output for CANN's ge_onnx.proto (tests/ge_stub)."""
     return check_against_cann.protoc(pathlib.Path(tempfile.mkdtemp(prefix="ge_onnx_pb_")))

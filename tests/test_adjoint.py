@@ -12,7 +12,7 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import PATHS, one_node_model, run_model
+from conftest import one_node_model, run_model
 
 RNG_SEED = 20261122
 
@@ -42,7 +42,8 @@ def test_grid_sample_adjoint(mode, padding, corners, path):
     node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=padding, align_corners=corners)
     y = forward_session(node, {"x": x.shape, "grid": grid.shape}).run(None, {"x": x, "grid": grid})[0]
     model = one_node_model("GridSampler2DGrad", {"grad_output": go.shape, "input": x.shape, "grid": grid.shape},
-                           ["grad_input", ""], dict(interpolation_mode=mode, padding_mode=padding, align_corners=corners))
+                           ["grad_input", ""],
+                           dict(interpolation_mode=mode, padding_mode=padding, align_corners=corners))
     (grad_input,) = run_model(model, {"grad_output": go, "input": x, "grid": grid}, path)
     assert_adjoint((go.astype(np.float64) * y), (grad_input.astype(np.float64) * x))
 
@@ -71,16 +72,20 @@ def test_grid_sample_grid_gradient_finite_differences(mode, padding, corners, pa
         down[index] -= eps
         numeric[index] = (loss(up) - loss(down)) / (2 * eps)
     model = one_node_model("GridSampler2DGrad", {"grad_output": go.shape, "input": x.shape, "grid": grid.shape},
-                           ["", "grad_grid"], dict(interpolation_mode=mode, padding_mode=padding, align_corners=corners),
+                           ["", "grad_grid"],
+                           dict(interpolation_mode=mode, padding_mode=padding, align_corners=corners),
                            dtype="float64")
     (grad_grid,) = run_model(model, {"grad_output": go, "input": x, "grid": grid}, path)
     np.testing.assert_allclose(grad_grid, numeric, rtol=1e-5, atol=1e-6 * max(1.0, np.abs(numeric).max()))
 
 
 RESIZE_MODES = {  # ResizeBilinearV2Grad attributes -> onnx Resize attributes
-    "align_corners": (dict(align_corners=1, half_pixel_centers=0), dict(mode="linear", coordinate_transformation_mode="align_corners")),
-    "half_pixel": (dict(align_corners=0, half_pixel_centers=1), dict(mode="linear", coordinate_transformation_mode="half_pixel")),
-    "tf_legacy": (dict(align_corners=0, half_pixel_centers=0), dict(mode="linear", coordinate_transformation_mode="asymmetric")),
+    "align_corners": (dict(align_corners=1, half_pixel_centers=0),
+                      dict(mode="linear", coordinate_transformation_mode="align_corners")),
+    "half_pixel": (dict(align_corners=0, half_pixel_centers=1),
+                   dict(mode="linear", coordinate_transformation_mode="half_pixel")),
+    "tf_legacy": (dict(align_corners=0, half_pixel_centers=0),
+                  dict(mode="linear", coordinate_transformation_mode="asymmetric")),
 }
 
 
@@ -104,7 +109,7 @@ def test_resize_bilinear_adjoint(mode, in_hw, out_hw, path):
 def test_resize_bilinear_adjoint_with_scales(mode, in_hw, scales, path):
     """A scale given to Resize and to the gradient: index scale 1 / scale on both sides."""
     ours, theirs = RESIZE_MODES[mode]
-    out_hw = tuple(int(np.floor(s * d)) for s, d in zip(scales, in_hw))
+    out_hw = tuple(int(np.floor(s * d)) for s, d in zip(scales, in_hw, strict=True))
     rng = np.random.default_rng(RNG_SEED + 3)
     x = rng.standard_normal((1, 2, *in_hw)).astype(np.float32)
     go = rng.standard_normal((1, 2, *out_hw)).astype(np.float32)

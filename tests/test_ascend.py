@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import pathlib
-import re
 import subprocess
 import sys
 
@@ -21,16 +20,25 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conftest import ge_stub_includes, one_node_model
 from resample_grad import models, opset, runtime
-from resample_grad.paths import disagreement, random_inputs, run_on
 from resample_grad.converters import ascend
 from resample_grad.converters.ascend_prototypes import (
-    BOOL, FLOAT, GE_OP_FOR, INT, LIST_FLOAT, LIST_INT, PROTOTYPES, RESIZE_GRAD_MAPPINGS, STRING,
+    BOOL,
+    FLOAT,
+    GE_OP_FOR,
+    INT,
+    LIST_FLOAT,
+    LIST_INT,
+    PROTOTYPES,
+    RESIZE_GRAD_MAPPINGS,
+    STRING,
 )
 from resample_grad.opset import OPS, ResampleGradError
+from resample_grad.paths import disagreement, random_inputs, run_on
 
 STUB = pathlib.Path(__file__).parent / "ge_stub"
 ONNX_TYPE_OF = {STRING: onnx.AttributeProto.STRING, BOOL: onnx.AttributeProto.INT, INT: onnx.AttributeProto.INT,
-                FLOAT: onnx.AttributeProto.FLOAT, LIST_INT: onnx.AttributeProto.INTS, LIST_FLOAT: onnx.AttributeProto.FLOATS}
+                FLOAT: onnx.AttributeProto.FLOAT, LIST_INT: onnx.AttributeProto.INTS,
+                LIST_FLOAT: onnx.AttributeProto.FLOATS}
 A2, TRAINING, N950 = "Ascend910B1", "Ascend910", "Ascend950PR"
 
 GS_IN = {"grad_output": (2, 3, 4, 5), "input": (2, 3, 6, 7), "grid": (2, 4, 5, 2)}
@@ -49,21 +57,25 @@ NODES = [
     *[(f"gs-{i}-{p}-{c}", "GridSampler2DGrad", GS_IN, ["grad_input", "grad_grid"],
        dict(interpolation_mode=i, padding_mode=p, align_corners=c), A2, "GridSampler2DGrad",
        dict(interpolation_mode=i, padding_mode=p, align_corners=c), CHANNELS_LAST_2D)
-      for i, p, c in [("bilinear", "zeros", 0), ("nearest", "border", 1), ("bilinear", "border", 1), ("nearest", "zeros", 0)]],
+      for i, p, c in [("bilinear", "zeros", 0), ("nearest", "border", 1), ("bilinear", "border", 1),
+                      ("nearest", "zeros", 0)]],
     ("gs-only-grid", "GridSampler2DGrad", GS_IN, ["", "grad_grid"], {}, A2, "GridSampler2DGrad", DEFAULT_GS,
      CHANNELS_LAST_2D[:-1]),  # dx unused: not transposed back
-    *[(f"gs3-{i}-{p}-{c}", "GridSampler3DGrad", GS3_IN, ["dx", "dgrid"], dict(interpolation_mode=i, padding_mode=p, align_corners=c),
-       soc, "GridSampler3DGrad", dict(interpolation_mode=i, padding_mode=p, align_corners=c), CHANNELS_LAST_3D)
-      for i, p, c, soc in [("bilinear", "zeros", 0, A2), ("nearest", "border", 1, N950), ("bilinear", "reflection", 1, TRAINING),
-                           ("nearest", "reflection", 0, "Ascend910_9391")]],
+    *[(f"gs3-{i}-{p}-{c}", "GridSampler3DGrad", GS3_IN, ["dx", "dgrid"],
+       dict(interpolation_mode=i, padding_mode=p, align_corners=c), soc, "GridSampler3DGrad",
+       dict(interpolation_mode=i, padding_mode=p, align_corners=c), CHANNELS_LAST_3D)
+      for i, p, c, soc in [("bilinear", "zeros", 0, A2), ("nearest", "border", 1, N950),
+                           ("bilinear", "reflection", 1, TRAINING), ("nearest", "reflection", 0, "Ascend910_9391")]],
     ("gs3-only-dx", "GridSampler3DGrad", GS3_IN, ["dx"], {}, A2, "GridSampler3DGrad", DEFAULT_GS, CHANNELS_LAST_3D),
-    ("nx2-default", "UpsampleNearestExact2dGrad", {"grad_output": (2, 3, 8, 10)}, ["grad_input"], dict(input_size=[2, 3, 4, 5]),
-     A2, "UpsampleNearestExact2dGrad", dict(output_size=[8, 10], input_size=[2, 3, 4, 5], scales_h=0.0, scales_w=0.0), None),
+    ("nx2-default", "UpsampleNearestExact2dGrad", {"grad_output": (2, 3, 8, 10)}, ["grad_input"],
+     dict(input_size=[2, 3, 4, 5]), A2, "UpsampleNearestExact2dGrad",
+     dict(output_size=[8, 10], input_size=[2, 3, 4, 5], scales_h=0.0, scales_w=0.0), None),
     ("nx2-scales-dynamic-batch", "UpsampleNearestExact2dGrad", UP2, ["grad_input"],
      dict(input_size=[-1, -1, 4, 6], scales_h=2.5, scales_w=1.5), N950, "UpsampleNearestExact2dGrad",
      dict(output_size=[10, 9], input_size=[2, 3, 4, 6], scales_h=2.5, scales_w=1.5), None),
-    ("nx1", "UpsampleNearestExact1dGrad", {"grad_output": (2, 3, 11)}, ["grad_input"], dict(input_size=[2, 3, 5], scales=2.2),
-     A2, "UpsampleNearestExact2dGrad", dict(output_size=[1, 11], input_size=[2, 3, 1, 5], scales_h=1.0, scales_w=2.2),
+    ("nx1", "UpsampleNearestExact1dGrad", {"grad_output": (2, 3, 11)}, ["grad_input"],
+     dict(input_size=[2, 3, 5], scales=2.2), A2, "UpsampleNearestExact2dGrad",
+     dict(output_size=[1, 11], input_size=[2, 3, 1, 5], scales_h=1.0, scales_w=2.2),
      ["Unsqueeze", "UpsampleNearestExact2dGrad", "Squeeze"]),
     ("n2-sizes", "UpsampleNearest2dGrad", UP2, ["grad_input"], dict(input_size=[2, 3, 4, 6], output_size=[10, 9]), A2,
      "UpsampleNearest2dGrad", dict(output_size=[10, 9], input_size=[2, 3, 4, 6], scales_h=0.0, scales_w=0.0), None),
@@ -72,7 +84,8 @@ NODES = [
      "UpsampleNearest2dGrad", dict(output_size=[10, 9], input_size=[2, 3, 4, 6], scales_h=2.5, scales_w=1.5), None),
     ("n1", "UpsampleNearest2dGrad", {"grad_output": (2, 3, 11)}, ["grad_input"],
      dict(input_size=[-1, 3, 5], output_size=[11], scales_w=2.2), A2, "UpsampleNearest2dGrad",
-     dict(output_size=[1, 11], input_size=[2, 3, 1, 5], scales_h=1.0, scales_w=2.2), ["Unsqueeze", "UpsampleNearest2dGrad", "Squeeze"]),
+     dict(output_size=[1, 11], input_size=[2, 3, 1, 5], scales_h=1.0, scales_w=2.2),
+     ["Unsqueeze", "UpsampleNearest2dGrad", "Squeeze"]),
     ("n3-sizes", "UpsampleNearest3dGrad", UP3, ["y"], dict(input_size=[1, 2, 2, 3, 4], output_size=[4, 6, 9]), A2,
      "UpsampleNearest3dGrad", dict(input_size=[1, 2, 2, 3, 4], output_size=[4, 6, 9], scales=[]), None),
     ("n3-scales", "UpsampleNearest3dGrad", UP3, ["y"], dict(input_size=[1, 2, 2, 3, 4], scales=[2.0, 2.0, 2.25]), N950,
@@ -80,7 +93,8 @@ NODES = [
     ("nx3-sizes", "UpsampleNearestExact3dGrad", UP3, ["y"], dict(input_size=[-1, 2, 2, 3, 4]), A2,
      "UpsampleNearestExact3dGrad", dict(input_size=[1, 2, 2, 3, 4], output_size=[4, 6, 9], scales=[]), None),
     ("nx3-scales", "UpsampleNearestExact3dGrad", UP3, ["y"], dict(input_size=[1, 2, 2, 3, 4], scales=[2.0, 2.0, 2.25]),
-     "Ascend910_9381", "UpsampleNearestExact3dGrad", dict(input_size=[1, 2, 2, 3, 4], output_size=[], scales=[2.0, 2.0, 2.25]), None),
+     "Ascend910_9381", "UpsampleNearestExact3dGrad",
+     dict(input_size=[1, 2, 2, 3, 4], output_size=[], scales=[2.0, 2.0, 2.25]), None),
     ("bl2-scales", "UpsampleBilinear2dGrad", UP2, ["grad_input"],
      dict(input_size=[2, 3, 4, 6], output_size=[10, 9], scales_h=2.5, scales_w=1.5), A2, "UpsampleBilinear2dGrad",
      dict(output_size=[10, 9], input_size=[2, 3, 4, 6], align_corners=0, scales_h=0.4, scales_w=1 / 1.5), None),
@@ -96,11 +110,15 @@ NODES = [
      dict(output_size=[1, 11], input_size=[2, 3, 1, 5], align_corners=1, scales_h=1.0, scales_w=0.0),
      ["Unsqueeze", "UpsampleBilinear2dGrad", "Squeeze"]),
     ("tl3-scales", "UpsampleTrilinear3dBackward", UP3, ["grad_input"],
-     dict(input_size=[1, 2, 2, 3, 4], output_size=[4, 6, 9], scale_d=2.0, scale_w=2.25), A2, "UpsampleTrilinear3dBackward",
-     dict(output_size=[4, 6, 9], input_size=[1, 2, 2, 3, 4], align_corners=0, scale_d=0.5, scale_h=0.0, scale_w=1 / 2.25), None),
+     dict(input_size=[1, 2, 2, 3, 4], output_size=[4, 6, 9], scale_d=2.0, scale_w=2.25), A2,
+     "UpsampleTrilinear3dBackward",
+     dict(output_size=[4, 6, 9], input_size=[1, 2, 2, 3, 4], align_corners=0, scale_d=0.5, scale_h=0.0,
+          scale_w=1 / 2.25), None),
     ("tl3-corners", "UpsampleTrilinear3dBackward", UP3, ["grad_input"],
-     dict(input_size=[1, 2, 2, 3, 4], output_size=[4, 6, 9], align_corners=1), "Ascend910_9391", "UpsampleTrilinear3dBackward",
-     dict(output_size=[4, 6, 9], input_size=[1, 2, 2, 3, 4], align_corners=1, scale_d=0.0, scale_h=0.0, scale_w=0.0), None),
+     dict(input_size=[1, 2, 2, 3, 4], output_size=[4, 6, 9], align_corners=1), "Ascend910_9391",
+     "UpsampleTrilinear3dBackward",
+     dict(output_size=[4, 6, 9], input_size=[1, 2, 2, 3, 4], align_corners=1, scale_d=0.0, scale_h=0.0, scale_w=0.0),
+     None),
     ("bc2-sizes", "UpsampleBicubic2dGrad", UP2, ["grad_input"], dict(input_size=[2, 3, 4, 6], output_size=[10, 9]), A2,
      "UpsampleBicubic2dGrad", dict(align_corners=0, scales_h=0.4, scales_w=6 / 9), None),
     ("bc2-scales", "UpsampleBicubic2dGrad", UP2, ["grad_input"],
@@ -112,13 +130,13 @@ NODES = [
     ("bc2-training", "UpsampleBicubic2dGrad", UP2, ["grad_input"],
      dict(input_size=[2, 3, 4, 6], output_size=[10, 9], scales_h=2.5), TRAINING, "ResizeGradD",
      dict(original_size=[2, 3, 4, 6], roi=[], scales=[2.5, 0.0], coordinate_transformation_mode="half_pixel",
-          cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic", nearest_mode="round_prefer_floor",
-          data_format="HWNC"), HWNC),
+          cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic",
+          nearest_mode="round_prefer_floor", data_format="HWNC"), HWNC),
     ("bc2-beyond-50x-on-a2", "UpsampleBicubic2dGrad", {"grad_output": (1, 2, 120, 3)}, ["grad_input"],
      dict(input_size=[1, 2, 2, 3], output_size=[120, 3], align_corners=1), A2, "ResizeGradD",
      dict(original_size=[1, 2, 2, 3], roi=[], scales=[0.0, 0.0], coordinate_transformation_mode="align_corners",
-          cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic", nearest_mode="round_prefer_floor",
-          data_format="HWNC"), HWNC),
+          cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic",
+          nearest_mode="round_prefer_floor", data_format="HWNC"), HWNC),
     ("aa-bl-down", "UpsampleBilinear2dAABackward", {"grad_output": (2, 3, 3, 4)}, ["grad_input"],
      dict(input_size=[2, 3, 7, 9], output_size=[3, 4], scales_h=0.5), N950, "UpsampleBilinear2dAABackward",
      dict(output_size=[3, 4], input_size=[2, 3, 7, 9], align_corners=0, scales_h=2.0, scales_w=0.0), None),
@@ -136,8 +154,9 @@ NODES = [
       for c, h, s in [(1, 0, [0.0, 0.0]), (0, 1, [2.0, 1.2]), (0, 0, [0.0, 0.0])]],
     *[(f"bcv2-{c}", "ResizeBicubicV2Grad", V2, ["y"], dict(align_corners=c, scales=s), N950, "ResizeBicubicV2Grad",
        dict(align_corners=c, scales=s), None) for c, s in [(0, [2.0, 1.2]), (1, [0.0, 0.0])]],
-    *[(f"lin-{c}", "ResizeLinearGrad", {"grads": (2, 3, 11), "original_image": (2, 3, 5)}, ["y"], dict(align_corners=c, scale=s),
-       N950, "ResizeLinearGrad", dict(align_corners=c, scale=s), None) for c, s in [(0, 2.2), (1, 0.0)]],
+    *[(f"lin-{c}", "ResizeLinearGrad", {"grads": (2, 3, 11), "original_image": (2, 3, 5)}, ["y"],
+       dict(align_corners=c, scale=s), N950, "ResizeLinearGrad", dict(align_corners=c, scale=s), None)
+      for c, s in [(0, 2.2), (1, 0.0)]],
 ]
 
 
@@ -152,8 +171,8 @@ def _ge_value(attribute):
 
 def _compiles(*sources):
     for source in sources:
-        result = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", *ge_stub_includes(), str(source)],
-                                capture_output=True, text=True)
+        result = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", *ge_stub_includes(),
+                                 str(source)], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
 
 
@@ -176,7 +195,8 @@ def _check_ge_node(node, expected_attrs):
 
 
 def _same_node(a: onnx.NodeProto, b: onnx.NodeProto):
-    assert (a.op_type, a.domain, a.name, list(a.input), list(a.output)) == (b.op_type, b.domain, b.name, list(b.input), list(b.output))
+    assert ((a.op_type, a.domain, a.name, list(a.input), list(a.output))
+            == (b.op_type, b.domain, b.name, list(b.input), list(b.output)))
     assert [x.SerializeToString() for x in a.attribute] == [x.SerializeToString() for x in b.attribute]
 
 
@@ -184,7 +204,7 @@ def _bit_identical(original, back, feeds):
     ours = runtime.run(runtime.session(original), feeds)
     returned = runtime.run(runtime.session(back), feeds)
     assert len(ours) == len(returned)
-    for a, b in zip(ours, returned):
+    for a, b in zip(ours, returned, strict=True):
         assert a.tobytes() == b.tobytes()
 
 
@@ -199,7 +219,8 @@ def test_emitted_node_matches_the_prototype_table(case, tmp_path):
     _check_ge_node(node, expected)
     record = json.loads(node.doc_string)["resample_grad"]  # machine-readable: the original node, what was added
     assert record["node"]["op_type"] == op_type and len(record["node"]["attributes"]) == len(attrs)
-    assert set(record["added"]) == {n.name for n in conversion.model.graph.node if n is not node and n.domain == "ai.onnx"}
+    assert set(record["added"]) == {n.name for n in conversion.model.graph.node
+                                    if n is not node and n.domain == "ai.onnx"}
     imports = {o.domain: o.version for o in conversion.model.opset_import}
     assert imports[ascend.GE_DOMAIN] == ascend.GE_VERSION and "ai.onnx" in imports and "" not in imports
     assert all(n.domain in (ascend.GE_DOMAIN, "ai.onnx") for n in conversion.model.graph.node)
@@ -270,7 +291,8 @@ def test_grid_samplers_in_cann_layout_compute_the_original(case):
     _bit_identical(model, _emulate_ge_grid_samplers(converted), random_inputs(model, seed=8))
 
 
-# ResizeNearestNeighborV2Grad's size: CANN wants an int32 [H, W]; (id, how size is given, GE-side op types, size input kind)
+# ResizeNearestNeighborV2Grad's size: CANN wants an int32 [H, W];
+# (id, how size is given, GE-side op types, size input kind)
 SIZES = [
     ("int32-constant", "int32 initializer", ["ResizeNearestNeighborV2Grad"], "same"),
     ("int64-constant", "int64 initializer", ["ResizeNearestNeighborV2Grad"], "new int32 initializer"),
@@ -288,7 +310,8 @@ def _nearest_v2_model(kind, attrs):
         inits.append(numpy_helper.from_array(np.array([4, 5], helper.tensor_dtype_to_np_dtype(elem)), "size"))
     else:
         inputs.append(helper.make_tensor_value_info("size", elem, [2]))
-    graph = helper.make_graph([node], "nn", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    graph = helper.make_graph([node], "nn", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
     return opset.attach(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
                                                                 helper.make_opsetid(opset.DOMAIN, opset.VERSION)]))
 
@@ -315,14 +338,16 @@ def test_nearest_neighbor_v2_size_is_int32(case, attrs, tmp_path):
         assert numpy_helper.to_array(inits[node.input[1]]).tolist() == [4, 5]
     back = ascend.from_ascend(conversion.model)
     _same_node(back.graph.node[0], model.graph.node[0])
-    assert len(back.graph.node) == 1 and {i.name for i in back.graph.initializer} == {i.name for i in model.graph.initializer}
+    assert len(back.graph.node) == 1
+    assert {i.name for i in back.graph.initializer} == {i.name for i in model.graph.initializer}
     feeds = {"grads": np.random.default_rng(3).standard_normal((2, 3, 9, 10)).astype(np.float32)}
     if kind.endswith("input"):
         feeds["size"] = np.array([4, 5], np.int32 if kind.startswith("int32") else np.int64)
     _bit_identical(model, back, feeds)
     _compiles(tmp_path / "plugins" / "resample_grad_onnx_plugin.cc", tmp_path / "graph" / "build_graph.cc")
     if kind.endswith("initializer"):  # a constant size is a Const in GE IR
-        assert f'= Constant("{node.input[1]}", std::vector<int32_t>{{4, 5}}' in (tmp_path / "graph" / "build_graph.cc").read_text()
+        graph_source = (tmp_path / "graph" / "build_graph.cc").read_text()
+        assert f'= Constant("{node.input[1]}", std::vector<int32_t>{{4, 5}}' in graph_source
 
 
 # --------------------------------------------------------------------------- ResizeGrad
@@ -350,25 +375,31 @@ RESIZE_GRAD_NODES = [
      dict(align_corners=0, half_pixel_centers=1, scales=[2.0, 2.5]), None),
     ("linear-half-pixel-sizes", LINEAR, [2, 3, 4, 5], [2, 3, 7, 3], None, TRAINING, "ResizeBilinearV2Grad",
      dict(align_corners=0, half_pixel_centers=1, scales=[0.0, 0.0]), None),
-    ("linear-corners", dict(mode="linear", coordinate_transformation_mode="align_corners"), [2, 3, 4, 5], [2, 3, 7, 3], None,
-     "Ascend310P3", "ResizeBilinearV2Grad", dict(align_corners=1, half_pixel_centers=0, scales=[0.0, 0.0]), None),
-    ("linear-pytorch", dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), [2, 3, 4, 5], [2, 3, 7, 3],
-     None, N950, "ResizeBilinearV2Grad", dict(align_corners=0, half_pixel_centers=1, scales=[0.0, 0.0]), None),
+    ("linear-corners", dict(mode="linear", coordinate_transformation_mode="align_corners"), [2, 3, 4, 5], [2, 3, 7, 3],
+     None, "Ascend310P3", "ResizeBilinearV2Grad", dict(align_corners=1, half_pixel_centers=0, scales=[0.0, 0.0]),
+     None),
+    ("linear-pytorch", dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), [2, 3, 4, 5],
+     [2, 3, 7, 3], None, N950, "ResizeBilinearV2Grad", dict(align_corners=0, half_pixel_centers=1, scales=[0.0, 0.0]),
+     None),
     ("linear-asymmetric", dict(mode="linear", coordinate_transformation_mode="asymmetric"), [2, 3, 4, 5], [2, 3, 8, 12],
-     [1, 1, 2.0, 2.5], A2, "ResizeBilinearV2Grad", dict(align_corners=0, half_pixel_centers=0, scales=[2.0, 2.5]), None),
+     [1, 1, 2.0, 2.5], A2, "ResizeBilinearV2Grad", dict(align_corners=0, half_pixel_centers=0, scales=[2.0, 2.5]),
+     None),
     ("nearest-floor-a2", dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
      [2, 3, 4, 5], [2, 3, 8, 10], None, A2, "UpsampleNearest2dGrad",
      dict(output_size=[8, 10], input_size=[2, 3, 4, 5], scales_h=0.0, scales_w=0.0), None),
     ("nearest-floor-950", dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
      [2, 3, 4, 5], [2, 3, 8, 10], None, N950, "ResizeNearestNeighborV2Grad",
      dict(align_corners=0, half_pixel_centers=0, scales=[0.0, 0.0]), None),
-    ("nearest-exact", dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
+    ("nearest-exact",
+     dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
      [2, 3, 4, 5], [2, 3, 10, 3], None, A2, "UpsampleNearestExact2dGrad",
      dict(output_size=[10, 3], input_size=[2, 3, 4, 5], scales_h=0.0, scales_w=0.0), None),
-    ("nearest-tf-half-pixel", dict(mode="nearest", coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode="floor"),
+    ("nearest-tf-half-pixel",
+     dict(mode="nearest", coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode="floor"),
      [2, 3, 4, 5], [2, 3, 8, 12], [1, 1, 2.0, 2.5], A2, "ResizeNearestNeighborV2Grad",
      dict(align_corners=0, half_pixel_centers=1, scales=[2.0, 2.5]), None),
-    ("nearest-tf-corners", dict(mode="nearest", coordinate_transformation_mode="align_corners", nearest_mode="round_prefer_ceil"),
+    ("nearest-tf-corners",
+     dict(mode="nearest", coordinate_transformation_mode="align_corners", nearest_mode="round_prefer_ceil"),
      [2, 3, 4, 5], [2, 3, 7, 3], None, "Ascend910_9391", "ResizeNearestNeighborV2Grad",
      dict(align_corners=1, half_pixel_centers=0, scales=[0.0, 0.0]), None),
     ("cubic-950", dict(mode="cubic", coordinate_transformation_mode="half_pixel"), [2, 3, 4, 5], [2, 3, 8, 12],
@@ -378,13 +409,14 @@ RESIZE_GRAD_NODES = [
     ("cubic-corners-training", dict(mode="cubic", coordinate_transformation_mode="align_corners"), [2, 3, 4, 5],
      [2, 3, 7, 3], None, TRAINING, "ResizeGradD",
      dict(original_size=[2, 3, 4, 5], roi=[], scales=[0.0, 0.0], coordinate_transformation_mode="align_corners",
-          cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic", nearest_mode="round_prefer_floor",
-          data_format="HWNC"), HWNC),
+          cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic",
+          nearest_mode="round_prefer_floor", data_format="HWNC"), HWNC),
     ("antialias-linear", dict(LINEAR, antialias=1, exclude_outside=1), [2, 3, 8, 10], [2, 3, 4, 4], None, A2,
      "UpsampleBilinear2dAABackward", dict(output_size=[4, 4], input_size=[2, 3, 8, 10], align_corners=0, scales_h=0.0,
                                           scales_w=0.0), None),
     ("antialias-cubic", dict(mode="cubic", coordinate_transformation_mode="half_pixel", antialias=1, exclude_outside=1,
-                             cubic_coeff_a=-0.5), [2, 3, 8, 10], [2, 3, 4, 5], [1, 1, 0.5, 0.5], N950, "UpsampleBicubic2dAAGrad",
+                             cubic_coeff_a=-0.5), [2, 3, 8, 10], [2, 3, 4, 5], [1, 1, 0.5, 0.5], N950,
+     "UpsampleBicubic2dAAGrad",
      dict(output_size=[4, 5], input_size=[2, 3, 8, 10], align_corners=0, scales_h=2.0, scales_w=2.0), None),
 ]
 
@@ -408,27 +440,29 @@ def test_resize_grad_becomes_the_ge_op_that_computes_it(case, tmp_path):
 
 
 # ResizeGrad configurations no GE op computes: (id, attributes, X, dY, scales, why)
+NO_ROW = "no row of the mapping table"
 NOT_MAPPED = [
-    ("nearest-round-prefer-floor", dict(mode="nearest"), [1, 2, 4, 5], [1, 2, 8, 10], None, "no row of the mapping table"),
-    ("nearest-ceil", dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="ceil"), [1, 2, 4, 5],
-     [1, 2, 8, 10], None, "no row of the mapping table"),
-    ("cubic-a-0.5", dict(mode="cubic", cubic_coeff_a=-0.5), [1, 2, 4, 5], [1, 2, 8, 10], None, "no row of the mapping table"),
-    ("cubic-exclude-outside", dict(mode="cubic", exclude_outside=1), [1, 2, 4, 5], [1, 2, 8, 10], None,
-     "no row of the mapping table"),
-    ("cubic-asymmetric", dict(mode="cubic", coordinate_transformation_mode="asymmetric"), [1, 2, 4, 5], [1, 2, 8, 10], None,
-     "no row of the mapping table"),
+    ("nearest-round-prefer-floor", dict(mode="nearest"), [1, 2, 4, 5], [1, 2, 8, 10], None, NO_ROW),
+    ("nearest-ceil", dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="ceil"),
+     [1, 2, 4, 5], [1, 2, 8, 10], None, NO_ROW),
+    ("cubic-a-0.5", dict(mode="cubic", cubic_coeff_a=-0.5), [1, 2, 4, 5], [1, 2, 8, 10], None, NO_ROW),
+    ("cubic-exclude-outside", dict(mode="cubic", exclude_outside=1), [1, 2, 4, 5], [1, 2, 8, 10], None, NO_ROW),
+    ("cubic-asymmetric", dict(mode="cubic", coordinate_transformation_mode="asymmetric"), [1, 2, 4, 5], [1, 2, 8, 10],
+     None, NO_ROW),
     ("linear-half-pixel-symmetric", dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric"),
-     [1, 2, 4, 5], [1, 2, 8, 10], None, "no row of the mapping table"),
-    ("linear-tf-crop", dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize"), [1, 2, 4, 5], [1, 2, 8, 10],
-     None, "no row of the mapping table"),
-    ("antialias-without-exclude", dict(LINEAR, antialias=1), [1, 2, 8, 10], [1, 2, 4, 5], None, "no row of the mapping table"),
-    ("antialias-corners", dict(mode="linear", coordinate_transformation_mode="align_corners", antialias=1, exclude_outside=1),
-     [1, 2, 8, 10], [1, 2, 4, 5], None, "no row of the mapping table"),
-    ("pytorch-output-1", dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), [1, 2, 4, 5], [1, 2, 1, 10],
-     None, "an output of length 1 reads coordinate 0 in ResizeGrad"),
+     [1, 2, 4, 5], [1, 2, 8, 10], None, NO_ROW),
+    ("linear-tf-crop", dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize"), [1, 2, 4, 5],
+     [1, 2, 8, 10], None, NO_ROW),
+    ("antialias-without-exclude", dict(LINEAR, antialias=1), [1, 2, 8, 10], [1, 2, 4, 5], None, NO_ROW),
+    ("antialias-corners",
+     dict(mode="linear", coordinate_transformation_mode="align_corners", antialias=1, exclude_outside=1),
+     [1, 2, 8, 10], [1, 2, 4, 5], None, NO_ROW),
+    ("pytorch-output-1", dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), [1, 2, 4, 5],
+     [1, 2, 1, 10], None, "an output of length 1 reads coordinate 0 in ResizeGrad"),
     ("3-d", LINEAR, [1, 2, 5], [1, 2, 10], None, "the GE ops take 4-D NCHW"),
     ("resizes-c", LINEAR, [1, 2, 4, 5], [1, 4, 8, 10], None, "N or C is resized"),
-    ("nearest-floor-index-boundary", dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    ("nearest-floor-index-boundary",
+     dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
      [1, 2, 16, 16], [1, 2, 35, 52], [1, 1, 2.2, 3.3], "the references disagree on these sizes"),
 ]
 
@@ -459,7 +493,7 @@ def _mapping_cases():
         yield x, dy, None
     for x, _ in MAPPING_SIZES:
         for scales in MAPPING_SCALES:
-            dy = tuple(int(np.float32(s) * np.float32(n)) for s, n in zip(scales, x))
+            dy = tuple(int(np.float32(s) * np.float32(n)) for s, n in zip(scales, x, strict=True))
             if min(dy) > 0:
                 yield x, dy, scales
 
@@ -478,7 +512,8 @@ def _tap_products(op_type, attrs, x, dy, scales, extra=None):
                          None if scales is not None else np.array((k, 1) + tuple(dy), np.int64), **attrs)
     forward = list(scales) if scales else [0.0, 0.0]
     if op_type.startswith("Upsample"):
-        return reference(grad, input_size=list(x_shape), output_size=list(dy), scales_h=forward[0], scales_w=forward[1], **extra)
+        return reference(grad, input_size=list(x_shape), output_size=list(dy), scales_h=forward[0], scales_w=forward[1],
+                         **extra)
     if op_type == "ResizeNearestNeighborV2Grad":
         return reference(grad, np.array(x, np.int32), scales=forward, **extra)
     return reference(grad, np.zeros(x_shape, np.float32), scales=forward, **extra)
@@ -544,8 +579,10 @@ NOT_EQUIVALENT = [
      "UpsampleNearest2dGrad", {}),
     (dict(mode="nearest", coordinate_transformation_mode="align_corners", nearest_mode="round_prefer_floor"),
      "ResizeNearestNeighborV2Grad", {"align_corners": 1}),
-    (dict(mode="linear", coordinate_transformation_mode="tf_half_pixel_for_nn"), "ResizeBilinearV2Grad", {"half_pixel_centers": 1}),
-    (dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric"), "ResizeBilinearV2Grad", {"half_pixel_centers": 1}),
+    (dict(mode="linear", coordinate_transformation_mode="tf_half_pixel_for_nn"),
+     "ResizeBilinearV2Grad", {"half_pixel_centers": 1}),
+    (dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric"),
+     "ResizeBilinearV2Grad", {"half_pixel_centers": 1}),
     (dict(mode="cubic", cubic_coeff_a=-0.5), "UpsampleBicubic2dGrad", {}),
     (dict(mode="cubic", exclude_outside=1), "UpsampleBicubic2dGrad", {}),
     (dict(mode="cubic", coordinate_transformation_mode="asymmetric"), "ResizeBicubicV2Grad", {}),
@@ -572,64 +609,77 @@ def _attributes(attrs):
 # --------------------------------------------------------------------------- device checks
 
 LIMITS = [  # (id, op, inputs, attrs, dtype, soc, text of the error)
-    ("double-on-training", "ResizeBilinearV2Grad", {"grads": (1, 2, 8, 8), "original_image": (1, 2, 4, 4)}, {}, "float64",
-     TRAINING, "dtype float64 is not supported by ResizeBilinearV2Grad on Atlas training series (supported: bfloat16, "
-               "float16, float32; --cast inserts Cast nodes)"),
+    ("double-on-training", "ResizeBilinearV2Grad", {"grads": (1, 2, 8, 8), "original_image": (1, 2, 4, 4)}, {},
+     "float64", TRAINING, "dtype float64 is not supported by ResizeBilinearV2Grad on Atlas training series "
+                          "(supported: bfloat16, float16, float32; --cast inserts Cast nodes)"),
     ("bicubic", "GridSampler2DGrad", GS_IN, dict(interpolation_mode="bicubic"), "float32", "Ascend910B2",
-     "interpolation_mode 'bicubic' is not documented for GridSampler2DGrad (documented: bilinear, nearest; --wide-modes"),
+     "interpolation_mode 'bicubic' is not documented for GridSampler2DGrad "
+     "(documented: bilinear, nearest; --wide-modes"),
     ("reflection", "GridSampler2DGrad", GS_IN, dict(padding_mode="reflection"), "float32", "Ascend910B2",
      "padding_mode 'reflection' is not documented for GridSampler2DGrad"),
     ("gs2-not-on-950", "GridSampler2DGrad", GS_IN, {}, "float32", N950,
-     "GE op GridSampler2DGrad is not available on Ascend 950 (it runs on Atlas training series, Atlas A2, Atlas A3)"),
+     "GE op GridSampler2DGrad is not available on Ascend 950 "
+     "(it runs on Atlas training series, Atlas A2, Atlas A3)"),
     ("gs3-bf16-on-training", "GridSampler3DGrad", GS3_IN, {}, "bfloat16", TRAINING,
      "dtype bfloat16 is not supported by GridSampler3DGrad on Atlas training series (supported: float16, float32"),
     ("gs3-not-on-inference", "GridSampler3DGrad", GS3_IN, {}, "float32", "Ascend310P1",
      "GE op GridSampler3DGrad is not available on Atlas inference series (it runs on Atlas training series, Atlas A2, "
      "Atlas A3, Ascend 950)"),
-    ("downscale-60x", "UpsampleNearestExact2dGrad", {"grad_output": (1, 2, 2, 4)}, dict(input_size=[1, 2, 120, 8]), "float32",
-     A2, "downscale 120 -> 2 (60x) exceeds the device limit of 50x"),
-    ("nx2-not-on-training", "UpsampleNearestExact2dGrad", {"grad_output": (1, 2, 8, 8)}, dict(input_size=[1, 2, 4, 4]),
-     "float32", TRAINING, "GE op UpsampleNearestExact2dGrad is not available on Atlas training series (it runs on Atlas A2, "
-                          "Atlas A3, Ascend 950)"),
-    ("n2-downscale-60x", "UpsampleNearest2dGrad", {"grad_output": (1, 2, 4, 2)}, dict(input_size=[1, 2, 8, 120], output_size=[4, 2]),
+    ("downscale-60x", "UpsampleNearestExact2dGrad", {"grad_output": (1, 2, 2, 4)}, dict(input_size=[1, 2, 120, 8]),
      "float32", A2, "downscale 120 -> 2 (60x) exceeds the device limit of 50x"),
-    ("n2-not-on-950", "UpsampleNearest2dGrad", {"grad_output": (1, 2, 8, 8)}, dict(input_size=[1, 2, 4, 4], output_size=[8, 8]),
+    ("nx2-not-on-training", "UpsampleNearestExact2dGrad", {"grad_output": (1, 2, 8, 8)}, dict(input_size=[1, 2, 4, 4]),
+     "float32", TRAINING, "GE op UpsampleNearestExact2dGrad is not available on Atlas training series "
+                          "(it runs on Atlas A2, Atlas A3, Ascend 950)"),
+    ("n2-downscale-60x", "UpsampleNearest2dGrad", {"grad_output": (1, 2, 4, 2)},
+     dict(input_size=[1, 2, 8, 120], output_size=[4, 2]),
+     "float32", A2, "downscale 120 -> 2 (60x) exceeds the device limit of 50x"),
+    ("n2-not-on-950", "UpsampleNearest2dGrad", {"grad_output": (1, 2, 8, 8)},
+     dict(input_size=[1, 2, 4, 4], output_size=[8, 8]),
      "float32", N950, "GE op UpsampleNearest2dGrad is not available on Ascend 950 (it runs on Atlas A2, Atlas A3)"),
-    ("n2-double", "UpsampleNearest2dGrad", {"grad_output": (1, 2, 8, 8)}, dict(input_size=[1, 2, 4, 4], output_size=[8, 8]),
-     "float64", A2, "dtype float64 is not supported by UpsampleNearest2dGrad on Atlas A2 (supported: bfloat16, float16, float32"),
-    ("n3-upscale-60x", "UpsampleNearest3dGrad", {"grad_output": (1, 1, 2, 2, 120)}, dict(input_size=[1, 1, 2, 2, 2]), "float32",
-     A2, "upscale 2 -> 120 (inverse scale 0.0167) exceeds the device limit of 50x (inverse scale >= 0.02)"),
-    ("n3-floor-check", "UpsampleNearest3dGrad", {"grad_output": (1, 1, 4, 4, 5)}, dict(input_size=[1, 1, 2, 2, 2], scales=[2.0, 2.0, 2.0]),
-     "float32", A2, "GE infershape needs floor(input_size * scales) == grad_output spatial, got [4, 4, 4] vs [4, 4, 5]"),
-    ("n3-some-scales", "UpsampleNearest3dGrad", {"grad_output": (1, 1, 4, 4, 4)}, dict(input_size=[1, 1, 2, 2, 2], scales=[2.0, 0.0, 2.0]),
+    ("n2-double", "UpsampleNearest2dGrad", {"grad_output": (1, 2, 8, 8)},
+     dict(input_size=[1, 2, 4, 4], output_size=[8, 8]),
+     "float64", A2, "dtype float64 is not supported by UpsampleNearest2dGrad on Atlas A2 "
+                    "(supported: bfloat16, float16, float32"),
+    ("n3-upscale-60x", "UpsampleNearest3dGrad", {"grad_output": (1, 1, 2, 2, 120)}, dict(input_size=[1, 1, 2, 2, 2]),
+     "float32", A2, "upscale 2 -> 120 (inverse scale 0.0167) exceeds the device limit of 50x (inverse scale >= 0.02)"),
+    ("n3-floor-check", "UpsampleNearest3dGrad", {"grad_output": (1, 1, 4, 4, 5)},
+     dict(input_size=[1, 1, 2, 2, 2], scales=[2.0, 2.0, 2.0]),
+     "float32", A2, "GE infershape needs floor(input_size * scales) == grad_output spatial, "
+                    "got [4, 4, 4] vs [4, 4, 5]"),
+    ("n3-some-scales", "UpsampleNearest3dGrad", {"grad_output": (1, 1, 4, 4, 4)},
+     dict(input_size=[1, 1, 2, 2, 2], scales=[2.0, 0.0, 2.0]),
      "float32", A2, "UpsampleNearest3dGrad takes scales for every axis or none, got [2.0, 0.0, 2.0]"),
     ("nx3-double", "UpsampleNearestExact3dGrad", UP3, dict(input_size=[1, 2, 2, 3, 4]), "float64", N950,
-     "dtype float64 is not supported by UpsampleNearestExact3dGrad on Ascend 950 (supported: bfloat16, float16, float32"),
+     "dtype float64 is not supported by UpsampleNearestExact3dGrad on Ascend 950 "
+     "(supported: bfloat16, float16, float32"),
     ("bl2-upscale-100x", "UpsampleBilinear2dGrad", {"grad_output": (1, 2, 200, 4)},
      dict(input_size=[1, 2, 2, 4], output_size=[200, 4]), "float32", "Ascend910_9391",
      "upscale 2 -> 200 (inverse scale 0.01) exceeds the device limit of 50x (inverse scale >= 0.02)"),
     ("bl2-scale-given", "UpsampleBilinear2dGrad", {"grad_output": (1, 2, 8, 4)},
      dict(input_size=[1, 2, 4, 4], output_size=[8, 4], scales_h=64.0), "float32", A2,
      "upscale 4 -> 8 (inverse scale 0.0156) exceeds the device limit of 50x (inverse scale >= 0.02)"),
-    ("bl2-not-on-950", "UpsampleBilinear2dGrad", UP2, dict(input_size=[2, 3, 4, 6], output_size=[10, 9]), "float32", N950,
-     "GE op UpsampleBilinear2dGrad is not available on Ascend 950 (it runs on Atlas A2, Atlas A3)"),
+    ("bl2-not-on-950", "UpsampleBilinear2dGrad", UP2, dict(input_size=[2, 3, 4, 6], output_size=[10, 9]), "float32",
+     N950, "GE op UpsampleBilinear2dGrad is not available on Ascend 950 (it runs on Atlas A2, Atlas A3)"),
     ("tl3-upscale-60x", "UpsampleTrilinear3dBackward", {"grad_output": (1, 1, 120, 2, 2)},
      dict(input_size=[1, 1, 2, 2, 2], output_size=[120, 2, 2]), "float32", A2,
      "upscale 2 -> 120 (inverse scale 0.0167) exceeds the device limit of 50x (inverse scale >= 0.02)"),
-    ("bc2-not-on-950", "UpsampleBicubic2dGrad", UP2, dict(input_size=[2, 3, 4, 6], output_size=[10, 9]), "float32", N950,
-     "GE op UpsampleBicubic2dGrad is not available on Ascend 950 (it runs on Atlas A2, Atlas A3); not ResizeGradD: GE op "
-     "ResizeGradD is not available on Ascend 950"),
-    ("bc2-bf16-on-training", "UpsampleBicubic2dGrad", UP2, dict(input_size=[2, 3, 4, 6], output_size=[10, 9]), "bfloat16",
-     TRAINING, "dtype bfloat16 is not supported by ResizeGradD on Atlas training series (supported: float16, float32"),
-    ("aa-bl-upscale-60x", "UpsampleBilinear2dAABackward", {"grad_output": (1, 1, 120, 2)}, dict(input_size=[1, 1, 2, 2]),
-     "float32", N950, "upscale 2 -> 120 (inverse scale 0.0167) exceeds the device limit of 50x (inverse scale >= 0.02)"),
+    ("bc2-not-on-950", "UpsampleBicubic2dGrad", UP2, dict(input_size=[2, 3, 4, 6], output_size=[10, 9]), "float32",
+     N950, "GE op UpsampleBicubic2dGrad is not available on Ascend 950 (it runs on Atlas A2, Atlas A3); "
+           "not ResizeGradD: GE op ResizeGradD is not available on Ascend 950"),
+    ("bc2-bf16-on-training", "UpsampleBicubic2dGrad", UP2, dict(input_size=[2, 3, 4, 6], output_size=[10, 9]),
+     "bfloat16", TRAINING, "dtype bfloat16 is not supported by ResizeGradD on Atlas training series "
+                           "(supported: float16, float32"),
+    ("aa-bl-upscale-60x", "UpsampleBilinear2dAABackward", {"grad_output": (1, 1, 120, 2)},
+     dict(input_size=[1, 1, 2, 2]), "float32", N950,
+     "upscale 2 -> 120 (inverse scale 0.0167) exceeds the device limit of 50x (inverse scale >= 0.02)"),
     ("aa-bc-not-on-training", "UpsampleBicubic2dAAGrad", {"grad_output": (1, 1, 4, 4)},
      dict(input_size=[1, 1, 8, 8], output_size=[4, 4]), "float32", TRAINING,
-     "GE op UpsampleBicubic2dAAGrad is not available on Atlas training series (it runs on Atlas A2, Atlas A3, Ascend 950)"),
+     "GE op UpsampleBicubic2dAAGrad is not available on Atlas training series "
+     "(it runs on Atlas A2, Atlas A3, Ascend 950)"),
     ("bcv2-not-on-a2", "ResizeBicubicV2Grad", V2, {}, "float32", A2,
      "GE op ResizeBicubicV2Grad is not available on Atlas A2 (it runs on Ascend 950)"),
-    ("lin-not-on-a3", "ResizeLinearGrad", {"grads": (1, 2, 8), "original_image": (1, 2, 4)}, {}, "float32", "Ascend910_9391",
-     "GE op ResizeLinearGrad is not available on Atlas A3 (it runs on Ascend 950)"),
+    ("lin-not-on-a3", "ResizeLinearGrad", {"grads": (1, 2, 8), "original_image": (1, 2, 4)}, {}, "float32",
+     "Ascend910_9391", "GE op ResizeLinearGrad is not available on Atlas A3 (it runs on Ascend 950)"),
     ("not-on-200i", "ResizeBilinearV2Grad", {"grads": (1, 2, 8, 8), "original_image": (1, 2, 4, 4)}, {}, "float32",
      "Ascend310B1", "GE op ResizeBilinearV2Grad is not available on Atlas 200I/500 A2"),
 ]
@@ -654,7 +704,7 @@ def test_device_limits_are_errors_naming_the_node(case, tmp_path):
     assert not any(n.domain in (opset.DOMAIN, ascend.GE_DOMAIN) for n in conversion.model.graph.node)
     feeds = random_inputs(model, seed=8)
     got = runtime.run(onnxruntime.InferenceSession(conversion.model.SerializeToString()), feeds)
-    for a, b in zip(got, run_on(model, feeds, "reference").values()):
+    for a, b in zip(got, run_on(model, feeds, "reference").values(), strict=True):
         assert disagreement(a, b) <= (1e-5 if dtype in ("float32", "float64") else 1e-2)
 
 
@@ -663,9 +713,9 @@ def test_resize_grad_on_a_product_without_its_ge_op(tmp_path):
                                coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     with pytest.raises(ResampleGradError) as error:
         ascend.to_ascend(model, soc=TRAINING, out_dir=tmp_path)
-    assert ("node 'resize_grad' (ResizeGrad) on Ascend910: GE op UpsampleNearest2dGrad is not available on Atlas training "
-            "series (it runs on Atlas A2, Atlas A3); not ResizeNearestNeighborV2Grad: GE op ResizeNearestNeighborV2Grad is "
-            "not available on Atlas training series") in str(error.value)
+    assert ("node 'resize_grad' (ResizeGrad) on Ascend910: GE op UpsampleNearest2dGrad is not available on Atlas "
+            "training series (it runs on Atlas A2, Atlas A3); not ResizeNearestNeighborV2Grad: GE op "
+            "ResizeNearestNeighborV2Grad is not available on Atlas training series") in str(error.value)
 
 
 @pytest.mark.parametrize("op_type,inputs,attrs,casts", [
@@ -676,8 +726,8 @@ def test_resize_grad_on_a_product_without_its_ge_op(tmp_path):
 def test_cast_wraps_an_unsupported_dtype(op_type, inputs, attrs, casts, tmp_path):
     outputs = OUTPUTS.get(op_type, [OPS[op_type].schema.outputs[0].name])
     model = opset.attach(one_node_model(op_type, inputs, outputs, attrs, "float64"))
-    conversion = ascend.to_ascend(model, soc=TRAINING if op_type != "UpsampleNearestExact3dGrad" else A2, out_dir=tmp_path,
-                                  cast=True)
+    soc = TRAINING if op_type != "UpsampleNearestExact3dGrad" else A2
+    conversion = ascend.to_ascend(model, soc=soc, out_dir=tmp_path, cast=True)
     assert len([n for n in conversion.model.graph.node if n.op_type == "Cast"]) == casts
     assert conversion.nodes[0].action == "converted with Cast"
     assert "--cast: Cast to float32 around the op" in json.dumps(json.loads((tmp_path / "report.json").read_text()))
@@ -707,7 +757,8 @@ def test_unknown_soc_lists_the_known_ones():
 
 # The example models the converter refuses as a whole: GridSample of a 5-D input is opset 20 and ATC reads 18
 REFUSED = {"registration_step": "the model's default opset 20 is above what ATC reads"}
-EXAMPLE_MODELS = [pytest.param(name, marks=pytest.mark.xfail(raises=ResampleGradError, strict=True, reason=REFUSED[name]))
+EXAMPLE_MODELS = [pytest.param(name, marks=pytest.mark.xfail(raises=ResampleGradError, strict=True,
+                                                              reason=REFUSED[name]))
                   if name in REFUSED else name for name in models.BUILDERS]
 EXAMPLE_SOC = {"resize_bicubic_v2_grad": N950, "resize_linear_grad": N950}  # their GE ops are Ascend 950's only
 
@@ -745,7 +796,7 @@ def test_fallback_all_is_standard_onnx_and_runs_without_the_library(name, tmp_pa
     feeds = models.example_inputs(name, seed=7, model=model)
     ours = onnxruntime.InferenceSession(lowered.SerializeToString()).run(None, feeds)
     reference = run_on(model, feeds, "reference")
-    for got, want in zip(ours, reference.values()):
+    for got, want in zip(ours, reference.values(), strict=True):
         assert disagreement(got, want) <= 1e-5  # max |diff| / max(|reference|, 1): float32 sums
 
 
@@ -773,7 +824,8 @@ def _everything_model():
     ]
     graph = helper.make_graph(nodes, "everything", [helper.make_tensor_value_info("x", f, [1, 3, 8, 16]),
                                                    helper.make_tensor_value_info("small", f, [1, 4, 4, 8])],
-                              [helper.make_tensor_value_info(n, f, None) for n in ("logits", "n_grad", "r_grad", "b_grad")],
+                              [helper.make_tensor_value_info(n, f, None)
+                               for n in ("logits", "n_grad", "r_grad", "b_grad")],
                               inits)
     return opset.attach(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
                                                                 helper.make_opsetid(opset.DOMAIN, opset.VERSION)]))
@@ -785,7 +837,8 @@ def test_standard_ops_beside_resample_grad_ops(tmp_path):
     types = [(n.domain, n.op_type) for n in conversion.model.graph.node]
     for op in ("Conv", "BatchNormalization", "Relu", "MaxPool", "AveragePool", "Flatten", "Gemm"):
         assert ("ai.onnx", op) in types  # left to ATC's own ONNX parser, with the explicit domain
-    assert [r.ge_op for r in conversion.nodes] == ["UpsampleNearestExact2dGrad", "ResizeBilinearV2Grad", "UpsampleBilinear2dGrad"]
+    assert [r.ge_op for r in conversion.nodes] == ["UpsampleNearestExact2dGrad", "ResizeBilinearV2Grad",
+                                                   "UpsampleBilinear2dGrad"]
     assert [r.action for r in conversion.nodes] == ["converted"] * 3
     imports = {o.domain: o.version for o in conversion.model.opset_import}
     assert imports == {"ai.onnx": 18, ascend.GE_DOMAIN: 1}
@@ -830,14 +883,16 @@ def test_all_ge_ops_in_one_model_compile(tmp_path):
         outs = [f"{o}_{k}" if o else "" for o in node_outputs]
         outputs += [o for o in outs if o]
         nodes.append((ge_op, opset.make_node(op_type, list(names.values()), outs, name=f"node_{k}", **attrs)))
-    graph = helper.make_graph([n for _, n in nodes], "all", [helper.make_tensor_value_info(n, f, s) for n, s in inputs.items()],
+    graph = helper.make_graph([n for _, n in nodes], "all",
+                              [helper.make_tensor_value_info(n, f, s) for n, s in inputs.items()],
                               [helper.make_tensor_value_info(o, f, None) for o in outputs])
     model = opset.attach(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
                                                                  helper.make_opsetid(opset.DOMAIN, opset.VERSION)]))
     conversion = ascend.to_ascend(model, soc=A2, out_dir=tmp_path)
     used = {n.op_type for n in conversion.model.graph.node if n.domain == ascend.GE_DOMAIN}
     # every GE op that runs on an A2 (ResizeBicubicV2Grad and ResizeLinearGrad: 950 only, compiled per node above)
-    assert used == {ge for ge, proto in PROTOTYPES.items() if "Atlas A2" in proto.dtypes} - {"ResizeNearestNeighborV2Grad"}
+    on_a2 = {ge for ge, proto in PROTOTYPES.items() if "Atlas A2" in proto.dtypes}
+    assert used == on_a2 - {"ResizeNearestNeighborV2Grad"}
     _compiles(tmp_path / "plugins" / "resample_grad_onnx_plugin.cc", tmp_path / "graph" / "build_graph.cc")
     report = json.loads((tmp_path / "report.json").read_text())
     assert {n["ge_op"] for n in report["nodes"]} == used

@@ -25,13 +25,11 @@ import onnx
 import pytest
 from onnx import helper
 
-from resample_grad import models
-from resample_grad.converters import ascend, ascend_cpp
-from resample_grad.converters.ascend_prototypes import (
-    BOOL, FLOAT, INT, LIST_FLOAT, LIST_INT, PROTOTYPES, STRING,
-)
 from conftest import GE_STUB as STUB
 from conftest import ge_onnx_pb, ge_stub_includes
+from resample_grad import models
+from resample_grad.converters import ascend, ascend_cpp
+from resample_grad.converters.ascend_prototypes import BOOL, FLOAT, INT, LIST_FLOAT, LIST_INT, PROTOTYPES, STRING
 from test_ascend import A2, EXAMPLE_SOC, NODES, REFUSED, _model
 
 FORMATS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NDHWC": 27}  # hicann/metadef inc/external/graph/c_types.h C_FORMAT_*
@@ -144,7 +142,8 @@ def expected_attrs(node):
 
 def expected_formats(ge_type):
     proto = PROTOTYPES[ge_type]
-    return [[port, port in proto.inputs, *[FORMATS[proto.port_format(port)]] * 2] for port in proto.inputs + proto.outputs]
+    return [[port, port in proto.inputs, *[FORMATS[proto.port_format(port)]] * 2]
+            for port in proto.inputs + proto.outputs]
 
 
 def _converted(tmp_path, model, soc):
@@ -203,7 +202,7 @@ def test_a_third_arrives_with_all_its_bits(harness, tmp_path):
 
 def _all_ops_model(tmp_path):
     """One converted model per GE op of the table (the first node of each), and one plugin for all of them."""
-    seen, nodes, plugins = set(), [], {}
+    seen, nodes = set(), []
     for k, (_, op_type, inputs, outputs, attrs, soc, ge_op, *_) in enumerate(NODES):
         if ge_op in seen:
             continue

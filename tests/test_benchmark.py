@@ -23,8 +23,10 @@ def test_the_rows_cover_every_op_and_the_asked_sizes():
                    "UpsampleTrilinear3dBackward 2x32x32x32x32->64x64x64", "UpsampleBilinear2dGrad 8x64x64x64->128x128",
                    "UpsampleBilinear2dGrad 1-D 16x64x1024->2048", "UpsampleBicubic2dGrad 8x64x128x128->256x256",
                    "UpsampleBicubic2dGrad 8x64x128x128->64x64", "UpsampleBilinear2dAABackward 8x64x128x128->64x64",
-                   "UpsampleBicubic2dAAGrad 8x64x128x128->64x64", "ResizeBicubicV2Grad half_pixel 8x64x128x128->256x256",
-                   "ResizeNearestNeighborV2Grad half_pixel 8x64x128x128->64x64", "ResizeGrad nearest 8x64x64x64->128x128",
+                   "UpsampleBicubic2dAAGrad 8x64x128x128->64x64",
+                   "ResizeBicubicV2Grad half_pixel 8x64x128x128->256x256",
+                   "ResizeNearestNeighborV2Grad half_pixel 8x64x128x128->64x64",
+                   "ResizeGrad nearest 8x64x64x64->128x128",
                    "ResizeGrad linear 8x64x64x64->128x128", "ResizeGrad cubic 8x64x64x64->128x128",
                    "ResizeGrad antialias linear 8x64x64x64->128x128",
                    "GridSampler3DGrad bilinear/zeros 8x16x32x32x32 (grid 8x32x32x32x3)"):
@@ -41,7 +43,7 @@ def test_torch_column_computes_what_the_kernel_computes(row):
     if row.torch_note:  # the TensorFlow legacy mode: torch times the half-pixel backward, as its note says
         assert "same work" in row.torch_note and ours[0].shape == theirs[0].shape
         return
-    for got, want in zip(ours, theirs):
+    for got, want in zip(ours, theirs, strict=True):
         assert got.shape == want.shape
         scale = max(np.abs(want).max(), 1e-30)  # the nearest grid samplers' grid gradient is 0
         assert np.abs(got - want).max() / scale <= 1e-5

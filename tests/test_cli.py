@@ -51,7 +51,8 @@ NOT_CONVERTED = {"registration_step": "the model's default opset 20 is above wha
 def test_demo_inputs_files_check_the_models(model_dir):
     """build_all writes each model's example inputs: `check --inputs` runs a model random inputs cannot
     (its scales are fed at run time)."""
-    result = cli("check", model_dir / "resize_training_step.onnx", "--inputs", model_dir / "resize_training_step.inputs.npz")
+    result = cli("check", model_dir / "resize_training_step.onnx",
+                 "--inputs", model_dir / "resize_training_step.inputs.npz")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("agree")
 
@@ -169,7 +170,8 @@ def test_bad_attribute_is_one_clear_error(model_dir, tmp_path):
     onnx.save(model, bad)
     for command in ("run", "inspect"):
         line = _one_error_line(cli(command, bad))
-        assert "GridSampler2DGrad: attribute 'padding_mode' must be one of 'zeros', 'border', 'reflection', got 'mirror'" in line
+        assert ("GridSampler2DGrad: attribute 'padding_mode' must be one of 'zeros', 'border', 'reflection', "
+                "got 'mirror'") in line
 
 
 def test_version_is_the_package_metadata():

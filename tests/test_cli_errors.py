@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 import pytest
 
-from resample_grad import cli, models, opset
+from resample_grad import cli, models
 from resample_grad.converters import ascend
 
 ROWS = [  # (id, arguments, text the error line must contain)
@@ -34,7 +34,8 @@ ROWS = [  # (id, arguments, text the error line must contain)
     ("run-corrupt", ["run", "{bad}/corrupt.onnx"], "corrupt.onnx' is not a readable ONNX model"),
     ("run-text-file", ["run", "{bad}/notes.txt"], "notes.txt' is not a readable ONNX model"),
     ("run-npz-as-model", ["run", "{bad}/shape.npz"], "an .npz file holds inputs: pass it with --inputs"),
-    ("run-converted", ["run", "{bad}/model.ascend.onnx"], "is a model converted for Ascend ATC (domain resample_grad.ge)"),
+    ("run-converted", ["run", "{bad}/model.ascend.onnx"],
+     "is a model converted for Ascend ATC (domain resample_grad.ge)"),
     ("run-bad-attribute", ["run", "{bad}/bad_attribute.onnx"],
      "GridSampler2DGrad: attribute 'padding_mode' must be one of 'zeros', 'border', 'reflection', got 'mirror'"),
     # run: the inputs file
@@ -53,29 +54,36 @@ ROWS = [  # (id, arguments, text the error line must contain)
      "cannot read inputs '{bad}/notes.txt'"),
     ("run-inputs-missing-file", ["run", "{models}/decoder_step.onnx", "--inputs", "{out}/none.npz"],
      "cannot read inputs '{out}/none.npz': no such file; expected an .npz file"),
-    ("run-inputs-directory", ["run", "{models}/decoder_step.onnx", "--inputs", "{models}"], "is a directory; expected an .npz"),
+    ("run-inputs-directory", ["run", "{models}/decoder_step.onnx", "--inputs", "{models}"],
+     "is a directory; expected an .npz"),
     ("run-inputs-symbol-conflict", ["run", "{bad}/grid_shared_n.onnx", "--inputs", "{bad}/grid_n3_n4.npz"],
      "input 'input' in '{bad}/grid_n3_n4.npz' has N = 3 at dimension 0, but 'grad_output' has N = 4"),
     # run: dynamic shapes the function path cannot take (onnxruntime used to fail in an inlined Reshape)
     ("run-functions-dynamic-batch", ["run", "{bad}/grid_own_dims.onnx", "--inputs", "{bad}/grid_n3_n4.npz", "--path",
-                                     "functions"], "GridSampler2DGrad: dimension 0 of 'grid' (4) must equal dimension 0 of 'input' (3)"),
+                                     "functions"],
+     "GridSampler2DGrad: dimension 0 of 'grid' (4) must equal dimension 0 of 'input' (3)"),
     ("run-functions-output-size", ["run", "{bad}/nearest1d_dynamic.onnx", "--inputs", "{bad}/length200.npz", "--path",
                                    "functions"], "attribute 'output_size' is [250] but grad_output has L = 200"),
     ("run-random-symbolic", ["run", "{bad}/transformer_dynamic.onnx"],
      "do not fit the model: (op_type:Sub): Incompatible dimensions (and "),
     # run: options and the output file
     ("run-path", ["run", "{models}/decoder_step.onnx", "--path", "gpu"], "invalid choice: 'gpu' (choose from "),
-    ("run-threads-negative", ["run", "{models}/decoder_step.onnx", "--threads", "-3"], "--threads: expected an integer from 0"),
-    ("run-output-suffix", ["run", "{models}/decoder_step.onnx", "-o", "{out}/result.txt"], "must be a file name ending in .npz"),
+    ("run-threads-negative", ["run", "{models}/decoder_step.onnx", "--threads", "-3"],
+     "--threads: expected an integer from 0"),
+    ("run-output-suffix", ["run", "{models}/decoder_step.onnx", "-o", "{out}/result.txt"],
+     "must be a file name ending in .npz"),
     ("run-output-folder-missing", ["run", "{models}/decoder_step.onnx", "-o", "{out}/no/such/result.npz"],
      "the folder '{out}/no/such' does not exist"),
-    ("run-output-directory", ["run", "{models}/decoder_step.onnx", "-o", "{bad}/folder.npz"], "is a directory; expected a file"),
+    ("run-output-directory", ["run", "{models}/decoder_step.onnx", "-o", "{bad}/folder.npz"],
+     "is a directory; expected a file"),
     # check
     ("check-missing-file", ["check", "{out}/nothing.onnx"], "no such file"),
-    ("check-converted", ["check", "{bad}/model.ascend.onnx"], "convert {bad}/model.ascend.onnx --from ascend -o model.onnx"),
+    ("check-converted", ["check", "{bad}/model.ascend.onnx"],
+     "convert {bad}/model.ascend.onnx --from ascend -o model.onnx"),
     ("check-inputs-dtype", ["check", "{models}/upsample_nearest_exact2d_grad.onnx", "--inputs", "{bad}/dtype.npz"],
      "is float64; the model declares float32"),
-    ("check-random-symbolic", ["check", "{bad}/transformer_dynamic.onnx"], "pass --inputs FILE.npz with the real shapes"),
+    ("check-random-symbolic", ["check", "{bad}/transformer_dynamic.onnx"],
+     "pass --inputs FILE.npz with the real shapes"),
     ("check-threads", ["check", "{models}/decoder_step.onnx", "--threads", "-1"], "check: argument --threads"),
     # inspect
     ("inspect-no-model", ["inspect"], "the following arguments are required: model"),
@@ -84,7 +92,8 @@ ROWS = [  # (id, arguments, text the error line must contain)
     ("inspect-converted", ["inspect", "{bad}/model.ascend.onnx"], "is a model converted for Ascend ATC"),
     ("inspect-bad-attribute", ["inspect", "{bad}/bad_attribute.onnx"], "attribute 'padding_mode' must be one of"),
     # bench
-    ("bench-threads-zero", ["bench", "--threads", "0"], "bench: argument --threads: expected an integer from 1 to 1024, got '0'"),
+    ("bench-threads-zero", ["bench", "--threads", "0"],
+     "bench: argument --threads: expected an integer from 1 to 1024, got '0'"),
     ("bench-threads-negative", ["bench", "--threads", "-3"], "expected an integer from 1 to 1024, got '-3'"),
     ("bench-threads-list", ["bench", "--threads", "1,x"], "got 'x' in '1,x'"),
     ("bench-repeats-zero", ["bench", "--repeats", "0"], "--repeats: expected an integer from 1 to 1000, got '0'"),
@@ -95,12 +104,14 @@ ROWS = [  # (id, arguments, text the error line must contain)
      "--isa: expected instruction sets from baseline, avx2, avx512, got 'sse2' in 'avx2,sse2'"),
     # convert
     ("convert-family-soc", ["convert", "{models}/decoder_step.onnx", "--soc", "a2", "-o", "{out}/c"],
-     "--soc 'a2' is a product family (Atlas A2), not an SoC; ATC's --soc_version needs a concrete SoC: one of Ascend910B1"),
+     "--soc 'a2' is a product family (Atlas A2), not an SoC; ATC's --soc_version needs a concrete SoC: "
+     "one of Ascend910B1"),
     ("convert-family-soc-training", ["convert", "{models}/decoder_step.onnx", "--soc", "training", "-o", "{out}/c"],
      "is a product family (Atlas training series)"),
     ("convert-unknown-soc", ["convert", "{models}/decoder_step.onnx", "--soc", "Ascend999", "-o", "{out}/c"],
      "unknown --soc 'Ascend999'; known: Atlas training series: Ascend910"),
-    ("convert-no-output", ["convert", "{models}/decoder_step.onnx"], "the following arguments are required: -o/--output"),
+    ("convert-no-output", ["convert", "{models}/decoder_step.onnx"],
+     "the following arguments are required: -o/--output"),
     ("convert-output-is-a-file", ["convert", "{models}/decoder_step.onnx", "-o", "{bad}/notes.txt"],
      "is a file; expected a folder"),
     ("convert-missing-model", ["convert", "{out}/nothing.onnx", "-o", "{out}/c"], "no such file"),
@@ -112,7 +123,8 @@ ROWS = [  # (id, arguments, text the error line must contain)
      "invalid choice: 'some'"),
     ("convert-both-directions", ["convert", "{bad}/model.ascend.onnx", "--target", "ascend", "--from", "ascend", "-o",
                                  "{out}/back.onnx"], "not allowed with argument"),
-    ("convert-back-not-converted", ["convert", "{models}/decoder_step.onnx", "--from", "ascend", "-o", "{out}/back.onnx"],
+    ("convert-back-not-converted",
+     ["convert", "{models}/decoder_step.onnx", "--from", "ascend", "-o", "{out}/back.onnx"],
      "the model has no resample_grad.ge nodes; expected a model written by to_ascend"),
     ("convert-back-with-soc", ["convert", "{bad}/model.ascend.onnx", "--from", "ascend", "--soc", "Ascend910B1", "-o",
                                "{out}/back.onnx"], "--soc applies only to --target ascend"),
@@ -126,7 +138,7 @@ def _save_dynamic(model: onnx.ModelProto, path, dims: dict) -> None:
     """model with its inputs' dims replaced by symbols (dims: input name -> list of str or int)."""
     for value in model.graph.input:
         if value.name in dims:
-            for d, new in zip(value.type.tensor_type.shape.dim, dims[value.name]):
+            for d, new in zip(value.type.tensor_type.shape.dim, dims[value.name], strict=True):
                 if isinstance(new, str):
                     d.dim_param = new
     del model.graph.value_info[:]
@@ -218,7 +230,8 @@ def _no_torch_env(tmp_path) -> dict:
     blocker = tmp_path / "no_torch" / "torch"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(blocker.parent), os.environ.get("PYTHONPATH")])))
+    path = os.pathsep.join(filter(None, [str(blocker.parent), os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, PYTHONPATH=path)
 
 
 @pytest.mark.parametrize("case", SUBPROCESS_ROWS + ["bench-without-torch"])
@@ -227,7 +240,8 @@ def test_bad_input_as_a_process(case, files, tmp_path):
     out.mkdir()
     env = None
     if case == "bench-without-torch":
-        arguments, text, env = ["bench", "--quick"], "PyTorch is not installed and the torch column needs it", _no_torch_env(tmp_path)
+        arguments, text = ["bench", "--quick"], "PyTorch is not installed and the torch column needs it"
+        env = _no_torch_env(tmp_path)
     else:
         _, arguments, text = next(row for row in ROWS if row[0] == case)
     result = subprocess.run([sys.executable, "-m", "resample_grad", *_fill(arguments, files, out)], capture_output=True,

@@ -61,9 +61,9 @@ def test_export_spatial_transformer_step(mode, padding, corners):
     assert attrs == {"interpolation_mode": mode.encode(), "padding_mode": padding.encode(), "align_corners": corners}
     onnx.checker.check_model(model, full_check=True)
     want = step(x, theta, go)
-    feeds = dict(zip([i.name for i in model.graph.input], [x.numpy(), theta.numpy(), go.numpy()]))
-    for path, outputs in run_both(model, feeds).items():
-        for ours, expected in zip(outputs, want):
+    feeds = dict(zip([i.name for i in model.graph.input], [x.numpy(), theta.numpy(), go.numpy()], strict=True))
+    for outputs in run_both(model, feeds).values():
+        for ours, expected in zip(outputs, want, strict=True):
             close(ours, expected)
 
 
@@ -75,7 +75,7 @@ def test_export_output_mask_leaves_the_grid_gradient_out():
     model = converters.export(grad_x_only, (x, grid, go))
     (node,) = [n for n in model.graph.node if n.domain == opset.DOMAIN]
     assert node.output[1] == ""  # the grid gradient is not computed
-    feeds = dict(zip([i.name for i in model.graph.input], [x.numpy(), grid.numpy(), go.numpy()]))
+    feeds = dict(zip([i.name for i in model.graph.input], [x.numpy(), grid.numpy(), go.numpy()], strict=True))
     for outputs in run_both(model, feeds).values():
         close(outputs[0], grad_x_only(x, grid, go))
 
@@ -102,9 +102,9 @@ def test_export_upsampling_decoder():
                    for n in model.graph.node if n.op_type == "ResizeBilinearV2Grad")
     assert modes == [(0, 1), (1, 0)]
     want = decoder_grads(z, seq, g_img, g_seq)
-    feeds = dict(zip([i.name for i in model.graph.input], [t.numpy() for t in (z, seq, g_img, g_seq)]))
+    feeds = dict(zip([i.name for i in model.graph.input], [t.numpy() for t in (z, seq, g_img, g_seq)], strict=True))
     for outputs in run_both(model, feeds).values():
-        for ours, expected in zip(outputs, want):
+        for ours, expected in zip(outputs, want, strict=True):
             close(ours, expected)
 
 
@@ -112,7 +112,8 @@ FAMILY_OVERLOADS = ["grid_sampler_2d_backward", "grid_sampler_3d_backward", "ups
                     "upsample_nearest2d_backward", "upsample_nearest3d_backward", "_upsample_nearest_exact1d_backward",
                     "_upsample_nearest_exact2d_backward", "_upsample_nearest_exact3d_backward",
                     "upsample_linear1d_backward", "upsample_bilinear2d_backward", "upsample_trilinear3d_backward",
-                    "upsample_bicubic2d_backward", "_upsample_bilinear2d_aa_backward", "_upsample_bicubic2d_aa_backward"]
+                    "upsample_bicubic2d_backward", "_upsample_bilinear2d_aa_backward",
+                    "_upsample_bicubic2d_aa_backward"]
 
 
 @pytest.mark.parametrize("name", FAMILY_OVERLOADS)
@@ -128,19 +129,23 @@ def test_translation_table_names_the_aten_overloads(name):
 # --------------------------------------------------------------------------- gradient graphs of ONNX forward models
 
 def forward_model(node, inputs, initializers=(), opset_version=18):
-    graph = helper.make_graph([node], "forward", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in inputs.items()],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=list(initializers))
+    graph = helper.make_graph([node], "forward",
+                              [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in inputs.items()],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              initializer=list(initializers))
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset_version)])
 
 
 GRID_SAMPLE_CASES = [(m, p, c, v) for (m, p, c), v in zip(
-    itertools.product(["bilinear", "nearest", "bicubic"], ["zeros", "border", "reflection"], [0, 1]), itertools.cycle([16, 20]))]
+    itertools.product(["bilinear", "nearest", "bicubic"], ["zeros", "border", "reflection"], [0, 1]),
+    itertools.cycle([16, 20]))]
 
 
 @pytest.mark.parametrize("mode,padding,corners,opset_version", GRID_SAMPLE_CASES)
 def test_gradient_of_grid_sample(mode, padding, corners, opset_version):
     spelled = {20: {"bilinear": "linear", "bicubic": "cubic"}}.get(opset_version, {}).get(mode, mode)
-    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=spelled, padding_mode=padding, align_corners=corners)
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=spelled, padding_mode=padding,
+                            align_corners=corners)
     forward = forward_model(node, {"x": [2, 3, 5, 6], "grid": [2, 4, 7, 2]}, opset_version=max(opset_version, 18))
     model = converters.gradient_model(forward, wrt=["x", "grid"])
     onnx.checker.check_model(model, full_check=True)
@@ -164,9 +169,11 @@ RESIZE_CASES = {  # name: (Resize attributes, torch interpolate kwargs, input si
                           dict(mode="bilinear", align_corners=False), (5, 6), (9, 4)),
     "linear_pytorch_half_pixel": (dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
                                   dict(mode="bilinear", align_corners=False), (4, 4), (8, 8)),
-    "nearest_exact_2d": (dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
+    "nearest_exact_2d": (dict(mode="nearest", coordinate_transformation_mode="half_pixel",
+                              nearest_mode="round_prefer_ceil"),
                          dict(mode="nearest-exact"), (5, 6), (11, 4)),
-    "nearest_exact_1d": (dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
+    "nearest_exact_1d": (dict(mode="nearest", coordinate_transformation_mode="half_pixel",
+                              nearest_mode="round_prefer_ceil"),
                          dict(mode="nearest-exact"), (6,), (13,)),
 }
 
@@ -176,7 +183,8 @@ def test_gradient_of_resize(name):
     attrs, torch_kwargs, in_size, out_size = RESIZE_CASES[name]
     x_shape, y_shape = (2, 3, *in_size), (2, 3, *out_size)
     sizes = numpy_helper.from_array(np.array(y_shape, np.int64), "sizes")
-    forward = forward_model(helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **attrs), {"x": list(x_shape)}, [sizes])
+    forward = forward_model(helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **attrs), {"x": list(x_shape)},
+                            [sizes])
     model = converters.gradient_model(forward, wrt=["x"])
     rng = np.random.default_rng(1)
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -191,12 +199,12 @@ def test_gradient_of_resize(name):
 def test_every_resize_maps_to_resize_grad_with_the_forward_inputs():
     """The gradient node reads the forward's own roi / scales / sizes and copies every attribute."""
     scales = numpy_helper.from_array(np.array([1, 1, 1.5, 0.75], np.float32), "scales")
-    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", coordinate_transformation_mode="asymmetric",
-                            cubic_coeff_a=-0.5, exclude_outside=1)
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic",
+                            coordinate_transformation_mode="asymmetric", cubic_coeff_a=-0.5, exclude_outside=1)
     model = converters.gradient_model(forward_model(node, {"x": [1, 2, 6, 8]}, [scales]), wrt=["x"])
     (grad,) = [n for n in model.graph.node if n.domain == opset.DOMAIN]
     assert grad.op_type == "ResizeGrad"
-    assert list(grad.input)[1:4] == ["x", "", "scales"] or list(grad.input)[1:4] == ["x", f"{opset.DOMAIN}_empty_float32", "scales"]
+    assert list(grad.input)[1:4] in (["x", "", "scales"], ["x", f"{opset.DOMAIN}_empty_float32", "scales"])
     attrs = {a.name: helper.get_attribute_value(a) for a in grad.attribute}
     assert attrs == {"mode": b"cubic", "coordinate_transformation_mode": b"asymmetric", "cubic_coeff_a": -0.5,
                      "exclude_outside": 1}
@@ -207,7 +215,8 @@ def test_gradient_through_a_chain_with_elementwise_ops():
     nodes = [helper.make_node("GridSample", ["x", "grid"], ["s"], mode="bilinear", padding_mode="border"),
              helper.make_node("Mul", ["s", "two"], ["m"]),
              helper.make_node("Sub", ["m", "b"], ["d"]),
-             helper.make_node("Resize", ["d", "", "", "sizes"], ["y"], mode="linear", coordinate_transformation_mode="half_pixel")]
+             helper.make_node("Resize", ["d", "", "", "sizes"], ["y"], mode="linear",
+                              coordinate_transformation_mode="half_pixel")]
     inits = [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
              numpy_helper.from_array(np.array([1, 2, 8, 10], np.int64), "sizes")]
     f = TensorProto.FLOAT
@@ -215,10 +224,13 @@ def test_gradient_through_a_chain_with_elementwise_ops():
                                                helper.make_tensor_value_info("grid", f, [1, 4, 5, 2]),
                                                helper.make_tensor_value_info("b", f, [1, 2, 4, 5])],
                               [helper.make_tensor_value_info("y", f, None)], initializer=inits)
-    model = converters.gradient_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), wrt=["x", "grid"])
+    forward = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = converters.gradient_model(forward, wrt=["x", "grid"])
     rng = np.random.default_rng(3)
-    x, grid = rng.standard_normal((1, 2, 5, 5)).astype(np.float32), rng.uniform(-1, 1, (1, 4, 5, 2)).astype(np.float32)
-    b, grad_y = rng.standard_normal((1, 2, 4, 5)).astype(np.float32), rng.standard_normal((1, 2, 8, 10)).astype(np.float32)
+    x = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    grid = rng.uniform(-1, 1, (1, 4, 5, 2)).astype(np.float32)
+    b = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    grad_y = rng.standard_normal((1, 2, 8, 10)).astype(np.float32)
     tx, tg = torch.from_numpy(x).requires_grad_(), torch.from_numpy(grid).requires_grad_()
     y = F.interpolate(F.grid_sample(tx, tg, padding_mode="border", align_corners=False) * 2 - torch.from_numpy(b),
                       size=(8, 10), mode="bilinear", align_corners=False)
@@ -248,6 +260,7 @@ def test_cubic_grid_sample_of_a_volume_is_refused():
 def test_unsupported_op_on_the_path_is_named():
     f = TensorProto.FLOAT
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="act")], "g",
-                              [helper.make_tensor_value_info("x", f, [1, 2])], [helper.make_tensor_value_info("y", f, None)])
+                              [helper.make_tensor_value_info("x", f, [1, 2])],
+                              [helper.make_tensor_value_info("y", f, None)])
     with pytest.raises(ResampleGradError, match="node 'act' \\(Relu\\): op 'Relu' has no backward rule"):
         converters.gradient_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), wrt=["x"])

@@ -115,9 +115,11 @@ def run_kernel(model, feeds, threads=1):
 # name: (x shape, attrs, roi, scales, sizes); scales given -> the node gets them; sizes -> the node gets no scales
 CONFIGURATIONS = {
     "linear_half_pixel": ([2, 3, 5, 7], dict(mode="linear"), None, [1, 1, 2.0, 1.5], None),
-    "linear_half_pixel_symmetric": ([2, 3, 5, 7], dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric"),
+    "linear_half_pixel_symmetric": ([2, 3, 5, 7],
+                                    dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric"),
                                     None, [1, 1, 1.7, 0.6], None),
-    "linear_pytorch_half_pixel": ([1, 2, 6, 4], dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
+    "linear_pytorch_half_pixel": ([1, 2, 6, 4],
+                                  dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
                                   None, [1, 1, 2.5, 3.0], None),
     "linear_align_corners_sizes": ([2, 3, 5, 7], dict(mode="linear", coordinate_transformation_mode="align_corners"),
                                    None, None, [2, 3, 9, 11]),
@@ -127,8 +129,8 @@ CONFIGURATIONS = {
                                                      extrapolation_value=3.0),
                                   [0, 0, 0.2, -0.3, 1, 1, 0.9, 1.2], [1, 1, 1.5, 2.0], None),
     "nearest_round_prefer_floor": ([2, 3, 5, 7], dict(mode="nearest"), None, [1, 1, 2.5, 1.5], None),
-    "nearest_round_prefer_ceil_sizes": ([2, 3, 5, 7], dict(mode="nearest", nearest_mode="round_prefer_ceil"), None, None,
-                                        [2, 3, 8, 3]),
+    "nearest_round_prefer_ceil_sizes": ([2, 3, 5, 7], dict(mode="nearest", nearest_mode="round_prefer_ceil"),
+                                        None, None, [2, 3, 8, 3]),
     "nearest_floor_asymmetric": ([2, 3, 5, 7], dict(mode="nearest", coordinate_transformation_mode="asymmetric",
                                                     nearest_mode="floor"), None, [1, 1, 2.0, 3.0], None),
     "nearest_ceil_tf_half_pixel_for_nn": ([2, 3, 5, 7], dict(mode="nearest", nearest_mode="ceil",
@@ -137,15 +139,18 @@ CONFIGURATIONS = {
     "cubic_a075": ([2, 3, 5, 7], dict(mode="cubic"), None, [1, 1, 2.0, 1.5], None),
     "cubic_a05_exclude_outside": ([2, 3, 5, 7], dict(mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1), None,
                                   [1, 1, 1.4, 2.2], None),
-    "cubic_align_corners_sizes": ([2, 3, 5, 7], dict(mode="cubic", coordinate_transformation_mode="align_corners"), None,
-                                  None, [2, 3, 12, 4]),
+    "cubic_align_corners_sizes": ([2, 3, 5, 7], dict(mode="cubic", coordinate_transformation_mode="align_corners"),
+                                  None, None, [2, 3, 12, 4]),
     "antialias_linear_down": ([1, 2, 9, 11], dict(mode="linear", antialias=1), None, [1, 1, 0.5, 0.4], None),
-    "antialias_cubic_down_sizes": ([1, 2, 9, 11], dict(mode="cubic", antialias=1, cubic_coeff_a=-0.5, exclude_outside=1),
+    "antialias_cubic_down_sizes": ([1, 2, 9, 11],
+                                   dict(mode="cubic", antialias=1, cubic_coeff_a=-0.5, exclude_outside=1),
                                    None, None, [1, 2, 4, 3]),
     "axes_scales": ([2, 3, 5, 7], dict(mode="linear", axes=[2, 3]), None, [1.6, 2.0], None),
-    "negative_axes_sizes": ([2, 3, 5, 7], dict(mode="linear", coordinate_transformation_mode="align_corners", axes=[-1]),
+    "negative_axes_sizes": ([2, 3, 5, 7],
+                            dict(mode="linear", coordinate_transformation_mode="align_corners", axes=[-1]),
                             None, None, [13]),
-    "rank3_nearest": ([2, 3, 7], dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    "rank3_nearest": ([2, 3, 7],
+                      dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
                       None, [1, 1, 2.5], None),
     "rank5_linear_sizes": ([1, 2, 3, 4, 5], dict(mode="linear"), None, None, [1, 2, 6, 7, 9]),
     "identity_shape": ([2, 3, 5, 7], dict(mode="linear"), None, [1, 1, 1, 1], None),
@@ -187,8 +192,10 @@ def test_kernel_takes_scales_at_run_time_and_an_empty_scales_tensor():
 TORCH_MODES = {
     "nearest": (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"), {}),
     "bilinear": (dict(mode="linear", coordinate_transformation_mode="half_pixel"), dict(align_corners=False)),
-    "bilinear_align_corners": (dict(mode="linear", coordinate_transformation_mode="align_corners"), dict(align_corners=True)),
-    "bicubic": (dict(mode="cubic", coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75), dict(align_corners=False)),
+    "bilinear_align_corners": (dict(mode="linear", coordinate_transformation_mode="align_corners"),
+                               dict(align_corners=True)),
+    "bicubic": (dict(mode="cubic", coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75),
+                dict(align_corners=False)),
     "trilinear": (dict(mode="linear", coordinate_transformation_mode="half_pixel"), dict(align_corners=False)),
 }
 
@@ -225,15 +232,16 @@ def test_kernel_result_does_not_depend_on_threads():
 # --------------------------------------------------------------------------- bad input
 
 BAD = {
-    "not_larger without scales": (dict(mode="linear", keep_aspect_ratio_policy="not_larger"), None, [1, 3, 5, 7], [1, 3, 10, 14],
-                                  "com.microsoft::ResizeGrad (node 'rg'): keep_aspect_ratio_policy 'not_larger' needs input "
-                                  "'scales': without it the forward's scale comes from the shapes of dY and X"),
+    "not_larger without scales": (dict(mode="linear", keep_aspect_ratio_policy="not_larger"), None, [1, 3, 5, 7],
+                                  [1, 3, 10, 14],
+                                  "com.microsoft::ResizeGrad (node 'rg'): keep_aspect_ratio_policy 'not_larger' needs "
+                                  "input 'scales': without it the forward's scale comes from the shapes of dY and X"),
     "scales of the wrong length": (dict(mode="linear"), [2.0, 2.0], [1, 3, 5, 7], [1, 3, 10, 14],
                                    "com.microsoft::ResizeGrad (node 'rg'): input 'scales' must have 4 values (one per "
                                    "axis), got 2"),
     "dY not what the scales give": (dict(mode="linear"), [1, 1, 2.0, 2.0], [1, 3, 5, 7], [1, 3, 10, 13],
-                                    "com.microsoft::ResizeGrad (node 'rg'): input 'dY' has shape [1, 3, 10, 13] but Resize "
-                                    "of X [1, 3, 5, 7] with these scales gives [1, 3, 10, 14]"),
+                                    "com.microsoft::ResizeGrad (node 'rg'): input 'dY' has shape [1, 3, 10, 13] but "
+                                    "Resize of X [1, 3, 5, 7] with these scales gives [1, 3, 10, 14]"),
     "dY not X's shape outside axes": (dict(mode="linear", axes=[2, 3]), None, [1, 3, 5, 7], [1, 2, 10, 14],
                                       "com.microsoft::ResizeGrad (node 'rg'): input 'dY' has shape [1, 2, 10, 14] but "
                                       "Resize of X [1, 3, 5, 7] with sizes = dY's lengths along the resized axes (no "
@@ -318,6 +326,6 @@ def test_missing_onnxruntime_is_one_line_saying_how_to_install_it(tmp_path):
             f"sys.exit(main(['run', {str(path)!r}, '--path', 'kernels']))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("resample-grad: error: resample_grad: onnxruntime "
-                                                                        "is not installed")
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("resample-grad: error: resample_grad: onnxruntime is not installed")
     assert 'pip install "resample-grad[runtime]"' in result.stderr

@@ -38,7 +38,8 @@ def test_model_passes_full_check_and_carries_its_functions(name):
 
 def test_every_op_has_a_single_op_model_and_every_model_a_test():
     from resample_grad import opset
-    single = {next(n.op_type for n in models.BUILDERS[name]().graph.node) for name in models.BUILDERS if name not in STEPS}
+    single = {next(n.op_type for n in models.BUILDERS[name]().graph.node)
+              for name in models.BUILDERS if name not in STEPS}
     assert single == set(opset.OPS)
     assert set(models.BUILDERS) == set(SINGLE_OP_FORWARDS) | set(STEPS)
 
@@ -54,7 +55,8 @@ SINGLE_OP_FORWARDS = {
     "upsample_nearest3d_grad": lambda x: F.interpolate(x, size=(12, 16, 16), mode="nearest"),
     "upsample_nearest_exact3d_grad": lambda x: F.interpolate(x, scale_factor=(1.5, 2.0, 2.5), mode="nearest-exact"),
     "upsample_bilinear2d_grad": lambda x: F.interpolate(x, size=(48, 64), mode="bilinear", align_corners=True),
-    "upsample_trilinear3d_backward": lambda x: F.interpolate(x, size=(12, 16, 20), mode="trilinear", align_corners=False),
+    "upsample_trilinear3d_backward":
+        lambda x: F.interpolate(x, size=(12, 16, 20), mode="trilinear", align_corners=False),
     "upsample_bicubic2d_grad": lambda x: F.interpolate(x, size=(60, 80), mode="bicubic", align_corners=False),
     "upsample_bilinear2d_aa_backward": lambda x: F.interpolate(x, size=(24, 20), mode="bilinear", antialias=True),
     "upsample_bicubic2d_aa_grad": lambda x: F.interpolate(x, size=(20, 28), mode="bicubic", antialias=True),
@@ -85,7 +87,7 @@ def test_single_op_model_matches_torch_autograd(name, path):
     else:  # the output's shape is the forward input's
         x = torch.randn(list(out[node.output[0]].shape), dtype=torch.float32, requires_grad=True)
         wanted = torch.autograd.grad(forward(x), [x], grad)
-    for output, want in zip(node.output, wanted):
+    for output, want in zip(node.output, wanted, strict=True):
         _close(out[output], want)
 
 
@@ -199,7 +201,7 @@ def _unet_step_oracle(feeds):
     params = dict(module.named_parameters())
     loss = unet_step.mse(module(torch.from_numpy(feeds["input_0"])), torch.from_numpy(feeds["target_0"]))
     grads = torch.autograd.grad(loss, list(params.values()))
-    return {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads)},
+    return {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads, strict=True)},
             **{f"{n}_updated": b for n, b in module.named_buffers()}}
 
 

@@ -22,7 +22,7 @@ from resample_grad import converters, runtime
 torch = pytest.importorskip("torch")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cases():
     import warnings
 
@@ -45,14 +45,14 @@ def test_the_installed_onnx_ships_the_cases():
     assert sum(n.startswith("test_gridsample") for n in CASE_NAMES) >= 18
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def forward_and_gradient(name: str, variant: str):
     """(forward model, feeds, gradient model, wrt) of a case; shared by the tests of both paths."""
     case = _cases()[name]
     model = onnx.ModelProto()
     model.CopyFrom(case.model)
     node = model.graph.node[0]
-    feeds = dict(zip([i.name for i in model.graph.input], case.data_sets[0][0]))
+    feeds = dict(zip([i.name for i in model.graph.input], case.data_sets[0][0], strict=True))
     if variant == "initializers":  # every input but X (and the grid) becomes an initializer
         kept = node.input[:2] if node.op_type == "GridSample" else node.input[:1]
         for name_ in [n for n in node.input if n and n not in kept and n in feeds]:
@@ -67,9 +67,10 @@ def forward_and_gradient(name: str, variant: str):
 
 def _gradients(gradient_model, feeds, path):
     session = (runtime.session(gradient_model) if path == "kernel"
-               else onnxruntime.InferenceSession(gradient_model.SerializeToString(), providers=["CPUExecutionProvider"]))
+               else onnxruntime.InferenceSession(gradient_model.SerializeToString(),
+                                                 providers=["CPUExecutionProvider"]))
     names = [o.name for o in gradient_model.graph.output]
-    return dict(zip(names, session.run(None, feeds)))
+    return dict(zip(names, session.run(None, feeds), strict=True))
 
 
 @pytest.mark.parametrize("path", ["kernel", "function"])
@@ -93,10 +94,12 @@ def test_gradient_satisfies_the_adjoint_identity(name, variant, path):
     assert abs(lhs - rhs) <= 1e-5 * np.linalg.norm(v) * np.linalg.norm(dx), (lhs, rhs)
     if len(wrt) == 2:  # GridSample: the grid gradient against torch autograd
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in model.graph.node[0].attribute}
-        mode = {b"linear": "bilinear", b"cubic": "bicubic"}.get(attrs.get("mode", b"linear"), attrs.get("mode", b"bilinear").decode())
+        mode = {b"linear": "bilinear", b"cubic": "bicubic"}.get(attrs.get("mode", b"linear"),
+                                                                attrs.get("mode", b"bilinear").decode())
         tx = torch.from_numpy(v).requires_grad_()
         tg = torch.from_numpy(feeds[wrt[1]]).requires_grad_()
-        y = torch.nn.functional.grid_sample(tx, tg, mode=mode, padding_mode=attrs.get("padding_mode", b"zeros").decode(),
+        y = torch.nn.functional.grid_sample(tx, tg, mode=mode,
+                                            padding_mode=attrs.get("padding_mode", b"zeros").decode(),
                                             align_corners=bool(attrs.get("align_corners", 0)))
         want_x, want_grid = torch.autograd.grad(y, [tx, tg], torch.from_numpy(w))
         scale = max(1.0, float(want_grid.abs().max()))

@@ -19,9 +19,8 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from conftest import NUMPY_DTYPES, one_node_model, run_model
+from resample_grad.opset import ResampleGradError, _onnx_resize, resize_grad
 from resample_grad.paths import disagreement
-from resample_grad.opset import ResampleGradError
-from resample_grad.opset import _onnx_resize, resize_grad
 
 EXAMPLES = int(os.environ.get("RESAMPLE_GRAD_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("RESAMPLE_GRAD_FUZZ_RANDOM") is None,
@@ -138,7 +137,8 @@ def test_random_configurations_on_every_path(config):
 def axis_matrix(attrs, length_in, length_out, scale, use_sizes, roi_start=0.0, roi_end=1.0):
     """onnxruntime's weights of one axis: its float Resize of an identity matrix along axis 0 only (the other
     axis has scale 1, an identity), as a [out, in] float64 matrix."""
-    roi = [roi_start, 0.0, roi_end, 1.0] if attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize" else None
+    crop = attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize"
+    roi = [roi_start, 0.0, roi_end, 1.0] if crop else None
     session = (resize_session([length_in, length_in], attrs, roi, None, [length_out, length_in]) if use_sizes
                else resize_session([length_in, length_in], attrs, roi, [scale, 1.0], None))
     zero = session.run(None, {"x": np.zeros((length_in, length_in), np.float32)})[0]
@@ -148,14 +148,16 @@ def axis_matrix(attrs, length_in, length_out, scale, use_sizes, roi_start=0.0, r
 
 FLOAT64 = {  # name: (Resize attributes, x shape, scales (None: sizes), sizes[, roi])
     "linear_half_pixel_2d": (dict(mode="linear"), (2, 3, 5, 7), [1, 1, 1.7, 0.6], None),
-    "linear_align_corners_sizes": (dict(mode="linear", coordinate_transformation_mode="align_corners"), (1, 2, 4, 6), None,
-                                   [1, 2, 9, 5]),
-    "linear_tf_crop": (dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=3.0),
+    "linear_align_corners_sizes": (dict(mode="linear", coordinate_transformation_mode="align_corners"), (1, 2, 4, 6),
+                                   None, [1, 2, 9, 5]),
+    "linear_tf_crop": (dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize",
+                            extrapolation_value=3.0),
                        (1, 1, 6, 5), None, [1, 1, 4, 7], [0, 0, 0.2, -0.1, 1, 1, 0.9, 1.2]),
     "cubic_half_pixel": (dict(mode="cubic"), (1, 2, 6, 5), [1, 1, 1.5, 2.25], None),
-    "cubic_exclude_outside": (dict(mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1), (1, 2, 6, 5), None, [1, 2, 4, 9]),
-    "cubic_asymmetric_down": (dict(mode="cubic", coordinate_transformation_mode="asymmetric"), (2, 1, 9, 8), [1, 1, 0.5, 0.75],
-                              None),
+    "cubic_exclude_outside": (dict(mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1), (1, 2, 6, 5), None,
+                              [1, 2, 4, 9]),
+    "cubic_asymmetric_down": (dict(mode="cubic", coordinate_transformation_mode="asymmetric"), (2, 1, 9, 8),
+                              [1, 1, 0.5, 0.75], None),
     "antialias_linear": (dict(mode="linear", antialias=1), (1, 2, 12, 10), None, [1, 2, 5, 4]),
     "antialias_cubic": (dict(mode="cubic", antialias=1), (1, 2, 12, 10), [1, 1, 0.4, 0.6], None),
     "nearest_half_pixel_symmetric": (dict(mode="nearest", coordinate_transformation_mode="half_pixel_symmetric"),

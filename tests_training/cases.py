@@ -38,14 +38,15 @@ for _opset in (17, 20):
 _COORDINATES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                 "tf_half_pixel_for_nn")
 for _coordinate in _COORDINATES:
-    _add(f"resize_linear_{_coordinate}", kind="resize", attrs=dict(mode="linear", coordinate_transformation_mode=_coordinate),
-         scales=[1.0, 1.0, 1.7, 2.0])
+    _add(f"resize_linear_{_coordinate}", kind="resize",
+         attrs=dict(mode="linear", coordinate_transformation_mode=_coordinate), scales=[1.0, 1.0, 1.7, 2.0])
 for _rounding in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"):
     _add(f"resize_nearest_{_rounding}", kind="resize",
          attrs=dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode=_rounding),
          scales=[1.0, 1.0, 2.5, 1.5])
 _add("resize_nearest_asymmetric_floor", kind="resize",
-     attrs=dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"), scales=[1.0, 1.0, 2.0, 3.0])
+     attrs=dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+     scales=[1.0, 1.0, 2.0, 3.0])
 _add("resize_nearest_align_corners_sizes", kind="resize",
      attrs=dict(mode="nearest", coordinate_transformation_mode="align_corners", nearest_mode="round_prefer_ceil"),
      sizes=[2, 4, 9, 11])
@@ -55,7 +56,8 @@ _add("resize_nearest_tf_half_pixel_for_nn", kind="resize",
 for _a in (-0.75, -0.5):
     for _exclude in (0, 1):
         _add(f"resize_cubic_a{abs(_a)}_exclude{_exclude}", kind="resize",
-             attrs=dict(mode="cubic", coordinate_transformation_mode="half_pixel", cubic_coeff_a=_a, exclude_outside=_exclude),
+             attrs=dict(mode="cubic", coordinate_transformation_mode="half_pixel", cubic_coeff_a=_a,
+                        exclude_outside=_exclude),
              scales=[1.0, 1.0, 2.0, 1.5])
 _add("resize_cubic_align_corners_sizes", kind="resize",
      attrs=dict(mode="cubic", coordinate_transformation_mode="align_corners"), sizes=[2, 4, 8, 13])

@@ -39,8 +39,9 @@ class Trained:
                                     optimizer=artifacts.OptimType.SGD, artifact_directory=folder, **options)
         suffix = ".ort" if options.get("ort_format") else ".onnx"
         self.state = api.CheckpointState.load_checkpoint(str(folder / "checkpoint"))
-        self.module = api.Module(str(folder / f"training_model{suffix}"), self.state, str(folder / f"eval_model{suffix}"),
-                                 device="cpu", session_options=training.session_options())
+        self.module = api.Module(str(folder / f"training_model{suffix}"), self.state,
+                                 str(folder / f"eval_model{suffix}"), device="cpu",
+                                 session_options=training.session_options())
         self.optimizer = api.Optimizer(str(folder / f"optimizer_model{suffix}"), self.module)
         self.optimizer.set_learning_rate(LEARNING_RATE)
         self.module.train()
@@ -56,7 +57,8 @@ class Trained:
         for p in self.params:
             np.testing.assert_array_equal(self.before[p], reference["param:" + p])  # the exported values
             errors["grad " + p] = relative_error(self.grads[p], reference["grad:" + p])
-            errors["step " + p] = relative_error(self.after[p] - self.before[p], reference["sgd:" + p] - reference["param:" + p])
+            errors["step " + p] = relative_error(self.after[p] - self.before[p],
+                                                 reference["sgd:" + p] - reference["param:" + p])
         return errors
 
 
@@ -77,7 +79,8 @@ def test_one_training_step_equals_torch(name, cases_dir, tmp_path):
     assert np.isfinite(float(trained.module(*trained.inputs, reference["target"])))
 
 
-@pytest.mark.parametrize("name", ["warp_two_op20", "stn_bicubic_border_ac_op20", "unet_bilinear_op17", "warp3d_nearest_border_ac1_op20"])
+@pytest.mark.parametrize("name", ["warp_two_op20", "stn_bicubic_border_ac_op20", "unet_bilinear_op17",
+                                  "warp3d_nearest_border_ac1_op20"])
 def test_unnamed_nodes_and_a_path(name, cases_dir, tmp_path):
     """The builder names gradient nodes after their forward node: generate_artifacts names unnamed nodes first."""
     model = onnx.load(str(cases_dir / f"{name}.onnx"))
@@ -93,7 +96,8 @@ def test_unnamed_nodes_and_a_path(name, cases_dir, tmp_path):
 def test_ort_format_artifacts(name, cases_dir, tmp_path):
     reference = np.load(cases_dir / f"{name}.npz")
     trained = Trained(onnx.load(str(cases_dir / f"{name}.onnx")), reference, tmp_path, ort_format=True)
-    assert sorted(p.name for p in tmp_path.glob("*.ort")) == ["eval_model.ort", "optimizer_model.ort", "training_model.ort"]
+    assert sorted(p.name for p in tmp_path.glob("*.ort")) == ["eval_model.ort", "optimizer_model.ort",
+                                                              "training_model.ort"]
     check(trained, reference, name)
 
 
@@ -109,8 +113,10 @@ def test_artifacts_read_by_onnxruntime_1_19(cases_dir, tmp_path):
     trained = onnx.load(str(tmp_path / "training_model.onnx"))
     grads = sorted((n.op_type, tuple(sorted((a.name, helper.get_attribute_value(a)) for a in n.attribute)))
                    for n in trained.graph.node if n.domain == "resample_grad")
-    assert grads == [("GridSampler2DGrad", (("align_corners", 0), ("interpolation_mode", b"bilinear"), ("padding_mode", b"zeros"))),
-                     ("GridSampler2DGrad", (("align_corners", 1), ("interpolation_mode", b"bicubic"), ("padding_mode", b"reflection")))]
+    assert grads == [("GridSampler2DGrad", (("align_corners", 0), ("interpolation_mode", b"bilinear"),
+                                            ("padding_mode", b"zeros"))),
+                     ("GridSampler2DGrad", (("align_corners", 1), ("interpolation_mode", b"bicubic"),
+                                            ("padding_mode", b"reflection")))]
 
 
 def test_exported_inference_model_runs_on_plain_session_options(cases_dir, tmp_path):
@@ -135,7 +141,8 @@ def _resize_model(policy: str) -> onnx.ModelProto:
     conv = helper.make_node("Conv", ["input", "w"], ["h"], pads=[1, 1, 1, 1], kernel_shape=[3, 3])
     resize = helper.make_node("Resize", ["h", "", "", "sizes"], ["output"], mode="linear", axes=[2, 3],
                               keep_aspect_ratio_policy=policy)
-    graph = helper.make_graph([conv, resize], "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 1, 4, 6])],
+    graph = helper.make_graph([conv, resize], "g",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 1, 4, 6])],
                               [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1, None, None])],
                               initializer=[helper.make_tensor("w", TensorProto.FLOAT, [1, 1, 3, 3], [0.1] * 9),
                                            helper.make_tensor("sizes", TensorProto.INT64, [2], [8, 9])])
@@ -156,7 +163,8 @@ def test_keep_aspect_ratio_policy_without_scales_is_refused(tmp_path):
 def _grid_sample_model(rank: int, mode: str) -> onnx.ModelProto:
     spatial = [3, 4, 5][: rank - 2]
     graph = helper.make_graph(
-        [helper.make_node("Add", ["grid", "offset"], ["moved"]), helper.make_node("GridSample", ["x", "moved"], ["output"], mode=mode)],
+        [helper.make_node("Add", ["grid", "offset"], ["moved"]),
+         helper.make_node("GridSample", ["x", "moved"], ["output"], mode=mode)],
         "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1] + spatial),
               helper.make_tensor_value_info("grid", TensorProto.FLOAT, [1] + spatial + [rank - 2])],
         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1] + spatial)],
@@ -165,7 +173,8 @@ def _grid_sample_model(rank: int, mode: str) -> onnx.ModelProto:
 
 
 def test_five_dimensional_cubic_grid_sample_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="GridSample node .* is 5-D with mode 'cubic'; GridSampler3DGrad has bilinear and nearest"):
+    with pytest.raises(ValueError,
+                       match="GridSample node .* is 5-D with mode 'cubic'; GridSampler3DGrad has bilinear and nearest"):
         training.generate_artifacts(_grid_sample_model(5, "cubic"), requires_grad=["offset"],
                                     loss=artifacts.LossType.MSELoss, artifact_directory=tmp_path)
 

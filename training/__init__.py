@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 import os
 import pathlib
-from typing import List, Optional, Union
 
 import onnx
 
@@ -37,7 +36,8 @@ from resample_grad.constants import DEFAULT_DOMAINS, MICROSOFT_DOMAIN
 from . import _gradients, _ort
 from ._ort import INSTALL_HINT, TrainingUnavailable
 
-__all__ = ["generate_artifacts", "session_options", "available", "TrainingUnavailable", "INSTALL_HINT", "artifacts", "api"]
+__all__ = ["generate_artifacts", "session_options", "available", "TrainingUnavailable", "INSTALL_HINT", "artifacts",
+           "api"]
 
 _ARTIFACTS = ("training", "eval", "optimizer")
 
@@ -75,18 +75,18 @@ def session_options(options=None, threads: int = 0):
 
 
 def generate_artifacts(
-    model: Union[onnx.ModelProto, str, os.PathLike],
-    requires_grad: Optional[List[str]] = None,
-    frozen_params: Optional[List[str]] = None,
+    model: onnx.ModelProto | str | os.PathLike,
+    requires_grad: list[str] | None = None,
+    frozen_params: list[str] | None = None,
     loss=None,
     optimizer=None,
-    artifact_directory: Optional[Union[str, bytes, os.PathLike]] = None,
+    artifact_directory: str | bytes | os.PathLike | None = None,
     prefix: str = "",
     ort_format: bool = False,
-    custom_op_library: Optional[Union[str, bytes, os.PathLike]] = None,
-    additional_output_names: Optional[List[str]] = None,
+    custom_op_library: str | bytes | os.PathLike | None = None,
+    additional_output_names: list[str] | None = None,
     nominal_checkpoint: bool = False,
-    loss_input_names: Optional[List[str]] = None,
+    loss_input_names: list[str] | None = None,
 ) -> None:
     """onnxruntime.training.artifacts.generate_artifacts (same arguments, same files) for models with GridSample,
     AffineGrid and Resize; the artifacts run in an api.Module created with session_options().
@@ -130,7 +130,7 @@ def generate_artifacts(
         loss_input_names=loss_input_names)
     max_ir = _max_ir_version()
     paths = [out / f"{prefix}{kind}_model.onnx" for kind in _ARTIFACTS]
-    for kind, path in zip(_ARTIFACTS, paths):
+    for kind, path in zip(_ARTIFACTS, paths, strict=True):
         if not path.exists():
             continue  # no optimizer asked for
         artifact = onnx.load(str(path))
@@ -146,7 +146,7 @@ def generate_artifacts(
                 _to_ort_format(path)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _max_ir_version() -> int:
     """The newest IR version the installed onnxruntime loads (probed once)."""
     return _ort_probe.max_ir_version(_ort.onnxruntime())

@@ -19,7 +19,6 @@ nodes of forward node F "F_Grad/<op_type>_<index>", which is why every forward n
 from __future__ import annotations
 
 import json
-from typing import Dict, List
 
 import onnx
 from onnx import helper
@@ -131,12 +130,12 @@ def _opset(model: onnx.ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), 0)
 
 
-def _attributes(node) -> Dict[str, object]:
+def _attributes(node) -> dict[str, object]:
     values = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in values.items()}
 
 
-def spatial_ranks(model: onnx.ModelProto) -> Dict[str, int]:
+def spatial_ranks(model: onnx.ModelProto) -> dict[str, int]:
     """The rank of each GridSample node's input (4 or 5) by node name, from onnx shape inference; absent
     when unknown."""
     inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
@@ -155,14 +154,14 @@ def spatial_ranks(model: onnx.ModelProto) -> Dict[str, int]:
     return out
 
 
-def fix_attributes(training_model: onnx.ModelProto, forward: onnx.ModelProto, ranks: Dict[str, int]) -> List[str]:
+def fix_attributes(training_model: onnx.ModelProto, forward: onnx.ModelProto, ranks: dict[str, int]) -> list[str]:
     """Gives the gradient nodes of every forward GridSample / AffineGrid the forward node's attributes (and a 5-D
     GridSample GridSampler3DGrad). Returns one line per node fixed. Raises ValueError when a gradient node is
     missing or is not ours (another gradient definition for GridSample was registered first in this process)."""
     opset = _opset(forward)
     forward_nodes = {n.name: n for n in forward.graph.node
                      if n.op_type in ("GridSample", "AffineGrid") and n.domain in DEFAULT_DOMAINS}
-    by_forward: Dict[str, list] = {}
+    by_forward: dict[str, list] = {}
     for node in training_model.graph.node:
         if "_Grad/" in node.name:
             by_forward.setdefault(node.name.split("_Grad/")[0], []).append(node)
@@ -182,8 +181,8 @@ def fix_attributes(training_model: onnx.ModelProto, forward: onnx.ModelProto, ra
                     "(onnxruntime-training keeps the first); generate the artifacts in a fresh process")
             mode_name = attrs.get("mode", "linear" if opset >= 20 else "bilinear")
             if mode_name not in GRID_SAMPLE_MODES:
-                raise ValueError(f"resample_grad.training: GridSample node {name!r} has mode {mode_name!r}; expected one "
-                                 f"of {sorted(GRID_SAMPLE_MODES)}")
+                raise ValueError(f"resample_grad.training: GridSample node {name!r} has mode {mode_name!r}; "
+                                 f"expected one of {sorted(GRID_SAMPLE_MODES)}")
             mode = GRID_SAMPLE_MODES[mode_name]
             rank = ranks.get(name)
             if rank not in (4, 5):

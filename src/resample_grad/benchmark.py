@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -47,23 +47,23 @@ ISA_VARIABLE = "RESAMPLE_GRAD_ISA"
 class Row:
     name: str
     op_type: str
-    inputs: Dict[str, tuple]  # float32 inputs by name: shapes
-    outputs: List[str]
+    inputs: dict[str, tuple]  # float32 inputs by name: shapes
+    outputs: list[str]
     attrs: dict
-    torch_call: Optional[Callable]  # (torch tensors by input name) -> the backward's outputs, as the node's
+    torch_call: Callable | None  # (torch tensors by input name) -> the backward's outputs, as the node's
     torch_note: str = ""
     bandwidth: bool = False  # a separable op: report its bandwidth against memcpy
-    constants: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # initializers (sizes, scales)
-    node_inputs: Optional[List[str]] = None  # the node's inputs when not inputs then constants ("" = absent)
+    constants: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # initializers (sizes, scales)
+    node_inputs: list[str] | None = None  # the node's inputs when not inputs then constants ("" = absent)
     # a whole model instead of one node: () -> (model, feeds, torch call); needs torch to build
-    build: Optional[Callable[[], Tuple[onnx.ModelProto, dict, Callable]]] = None
+    build: Callable[[], tuple[onnx.ModelProto, dict, Callable]] | None = None
 
 
 def _x(*sizes) -> str:
     return "x".join(str(s) for s in sizes)
 
 
-def rows(quick: bool = False, shrink: int = 1) -> List[Row]:
+def rows(quick: bool = False, shrink: int = 1) -> list[Row]:
     """The benchmark rows. quick: a quarter of the batch; shrink: spatial sizes and channels divided by it
     (the tests run every row small against torch)."""
     def b(n):  # batch
@@ -90,7 +90,8 @@ def rows(quick: bool = False, shrink: int = 1) -> List[Row]:
 
     # nearest: torch's default mode, nearest-exact, TensorFlow's half-pixel nearest (the same function)
     nb, cb, l1 = b(16), s(64), s(1024)
-    result.append(_upsample("UpsampleNearestExact1dGrad", (nb, cb, l1), (2 * l1,), "_upsample_nearest_exact1d_backward"))
+    result.append(_upsample("UpsampleNearestExact1dGrad", (nb, cb, l1), (2 * l1,),
+                            "_upsample_nearest_exact1d_backward"))
     for size in (128, 100):
         result.append(_upsample("UpsampleNearestExact2dGrad", (n, c, s(64), s(64)), (s(size), s(size)),
                                 "_upsample_nearest_exact2d_backward"))
@@ -126,7 +127,8 @@ def rows(quick: bool = False, shrink: int = 1) -> List[Row]:
 
     # cubic and antialias
     for out in (s(256), s(64)):
-        result.append(_upsample("UpsampleBicubic2dGrad", big, (out, out), "upsample_bicubic2d_backward", align_corners=0))
+        result.append(_upsample("UpsampleBicubic2dGrad", big, (out, out), "upsample_bicubic2d_backward",
+                                align_corners=0))
     for out in (s(256), s(64)):
         result.append(_resize_v2("ResizeBicubicV2Grad", "half_pixel", big, (out, out), "upsample_bicubic2d_backward",
                                  dict(align_corners=0), align_corners=False))
@@ -148,7 +150,7 @@ def rows(quick: bool = False, shrink: int = 1) -> List[Row]:
     return result
 
 
-def step_rows(quick: bool = False) -> List[Row]:
+def step_rows(quick: bool = False) -> list[Row]:
     """Whole training steps: models/unet_step.py's U-Net exported with converters.export_training_step against
     torch's eager step (zero_grad, forward, loss, backward) on the same module. Exporting needs torch."""
     n = 2 if quick else 8
@@ -156,7 +158,7 @@ def step_rows(quick: bool = False) -> List[Row]:
                 "torch: eager zero_grad, forward, loss, backward", build=functools.partial(_unet_step, n))]
 
 
-def all_rows(quick: bool = False) -> List[Row]:
+def all_rows(quick: bool = False) -> list[Row]:
     return rows(quick) + step_rows(quick)
 
 
@@ -189,8 +191,10 @@ def _upsample(op_type, shape, out, aten, output="grad_input", label="", **attrs)
     grad = (*shape[:2], *out)
     align = attrs.get("align_corners")
     name = f"{op_type}{' ' + label if label else ''} {_x(*shape)}->{_x(*out)}"
-    return Row(name, op_type, {"grad_output": grad}, [output], dict(input_size=list(shape), output_size=list(out), **attrs),
-               _torch_upsample(aten, "grad_output", list(shape), None if align is None else bool(align)), bandwidth=True)
+    return Row(name, op_type, {"grad_output": grad}, [output],
+               dict(input_size=list(shape), output_size=list(out), **attrs),
+               _torch_upsample(aten, "grad_output", list(shape), None if align is None else bool(align)),
+               bandwidth=True)
 
 
 def _resize_v2(op_type, mode, shape, out, aten, attrs, align_corners=None) -> Row:
@@ -198,7 +202,8 @@ def _resize_v2(op_type, mode, shape, out, aten, attrs, align_corners=None) -> Ro
     grad = (*shape[:2], *out)
     name = f"{op_type} {mode} {_x(*shape)}->{_x(*out)}"
     if op_type == "ResizeNearestNeighborV2Grad":
-        return Row(name, op_type, {"grads": grad}, ["y"], attrs, _torch_upsample(aten, "grads", list(shape), align_corners),
+        return Row(name, op_type, {"grads": grad}, ["y"], attrs,
+                   _torch_upsample(aten, "grads", list(shape), align_corners),
                    bandwidth=True, constants={"size": np.array(shape[2:], np.int32)})
     return Row(name, op_type, {"grads": grad, "original_image": shape}, ["y"], attrs,
                _torch_upsample(aten, "grads", list(shape), align_corners), bandwidth=True)
@@ -206,7 +211,7 @@ def _resize_v2(op_type, mode, shape, out, aten, attrs, align_corners=None) -> Ro
 
 def _resize_grad(label, attrs, shape, out, aten, align_corners) -> Row:
     """ResizeGrad of Resize(X, scales) with a constant scales input."""
-    scales = np.array([1, 1] + [o / i for o, i in zip(out, shape[2:])], np.float32)
+    scales = np.array([1, 1] + [o / i for o, i in zip(out, shape[2:], strict=True)], np.float32)
     return Row(f"ResizeGrad {label} {_x(*shape)}->{_x(*out)}", "ResizeGrad",
                {"dY": (*shape[:2], *out), "X": shape}, ["dX"], attrs,
                _torch_upsample(aten, "dY", list(shape), align_corners), bandwidth=True,
@@ -214,7 +219,8 @@ def _resize_grad(label, attrs, shape, out, aten, align_corners) -> Row:
 
 
 def _torch_grid(aten, interp, pad):
-    interpolation, padding = ("bilinear", "nearest", "bicubic").index(interp), ("zeros", "border", "reflection").index(pad)
+    interpolation = ("bilinear", "nearest", "bicubic").index(interp)
+    padding = ("zeros", "border", "reflection").index(pad)
 
     def call(t):
         import torch
@@ -247,7 +253,7 @@ def model_of(row: Row) -> onnx.ModelProto:
     return opset.attach(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
 
 
-def feeds_of(row: Row, rng: np.random.Generator) -> Dict[str, np.ndarray]:
+def feeds_of(row: Row, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {k: (rng.uniform(-1.1, 1.1, v) if k == "grid" else rng.standard_normal(v)).astype(np.float32)
             for k, v in row.inputs.items()}
 
@@ -280,7 +286,7 @@ class Memcpy:
         self.source = np.ones(count, np.float32)
         self.target = np.zeros_like(self.source)  # written once here: no page faults in the timed copies
         bounds = np.linspace(0, count, threads + 1).astype(int)
-        self.chunks = [(self.target[a:b], self.source[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        self.chunks = [(self.target[a:b], self.source[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         self.pool = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
 
     def __call__(self) -> None:
@@ -294,8 +300,8 @@ class Memcpy:
             self.pool.shutdown()
 
 
-def run(threads_list=(1, 2), repeats: int = 7, function_repeats: Optional[int] = None, quick: bool = False, with_function: bool = True,
-        progress=None, only: str = "", with_torch: bool = True) -> List[dict]:
+def run(threads_list=(1, 2), repeats: int = 7, function_repeats: int | None = None, quick: bool = False,
+        with_function: bool = True, progress=None, only: str = "", with_torch: bool = True) -> list[dict]:
     torch = None
     if with_torch:
         import torch
@@ -326,11 +332,11 @@ def run(threads_list=(1, 2), repeats: int = 7, function_repeats: Optional[int] =
             moved = (feeds[next(iter(row.inputs))].nbytes + outputs[0].nbytes) if row.bandwidth else 0
             copy = Memcpy(moved // 2, threads) if moved else None  # reads and writes moved / 2: the same traffic
             del outputs
-            paths = {"kernel": lambda: kernel.run(None, feeds)}
+            paths = {"kernel": functools.partial(kernel.run, None, feeds)}
             if function is not None:
-                paths["function"] = lambda: function.run(None, feeds)
+                paths["function"] = functools.partial(function.run, None, feeds)
             if torch is not None and torch_call:
-                paths["torch"] = lambda: torch_call(tensors)
+                paths["torch"] = functools.partial(torch_call, tensors)
             if copy is not None:
                 paths["memcpy"] = copy
             for fn in paths.values():
@@ -440,7 +446,7 @@ def _has_torch() -> bool:
         return False
 
 
-def _load() -> Optional[float]:
+def _load() -> float | None:
     """The 1-minute load average (None where the system has none): other work on the machine distorts timings."""
     try:
         return os.getloadavg()[0]
@@ -448,7 +454,7 @@ def _load() -> Optional[float]:
         return None
 
 
-def format_table(results: List[dict], isa_lines: List[str], load=(None, None)) -> str:
+def format_table(results: list[dict], isa_lines: list[str], load=(None, None)) -> str:
     def ms(v):
         return "—" if v is None else f"{v:.2f}"
 
@@ -460,11 +466,12 @@ def format_table(results: List[dict], isa_lines: List[str], load=(None, None)) -
     if None not in load:
         machine_line += f"; load average {load[0]:.1f} at the start, {load[1]:.1f} at the end (1 minute)"
     lines = [machine_line, *isa_lines,
-             "median ms of interleaved runs, onnxruntime without spin-waiting threads (session.intra_op.allow_spinning=0)",
+             "median ms of interleaved runs, onnxruntime without spin-waiting threads "
+             "(session.intra_op.allow_spinning=0)",
              "memcpy: the bytes the kernel moves (grad_output read + grad_input written), copied with numpy at the "
              "row's thread count in the same interleaved run", "",
-             "| row | threads |" + (" isa |" if with_isa else "") + " torch ms | kernel ms | kernel/torch | function ms "
-             "| function/torch | kernel GB/s (of memcpy) |",
+             "| row | threads |" + (" isa |" if with_isa else "")
+             + " torch ms | kernel ms | kernel/torch | function ms | function/torch | kernel GB/s (of memcpy) |",
              "|---|---:|" + ("---|" if with_isa else "") + "---:|---:|---:|---:|---:|---:|"]
     for r in results:
         gb = "" if r["gbps"] is None else f"{r['gbps']:.1f} ({r['gbps'] / r['memcpy_gbps']:.0%})"
@@ -483,7 +490,8 @@ def add_arguments(parser: argparse.ArgumentParser, int_in) -> None:
                         help="comma-separated thread counts, each 1 or more (default: 1,2)")
     parser.add_argument("--repeats", type=int_in(1, 1000), default=7, metavar="N",
                         help="timed runs per path and row, the median reported (default: 7)")
-    parser.add_argument("--quick", action="store_true", help="a quarter of the batch (a fast look, not the reported table)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a quarter of the batch (a fast look, not the reported table)")
     parser.add_argument("--no-function", action="store_true", help="skip the onnxscript-function column (it is slow)")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch column (for a machine without torch)")
     parser.add_argument("--rows", default="", metavar="TEXT",
@@ -497,7 +505,7 @@ def add_arguments(parser: argparse.ArgumentParser, int_in) -> None:
 def _thread_list(int_in):
     one = int_in(1, 1024)
 
-    def parse(text: str) -> List[int]:
+    def parse(text: str) -> list[int]:
         try:
             return [one(part) for part in text.split(",")]
         except argparse.ArgumentTypeError as error:
@@ -505,7 +513,7 @@ def _thread_list(int_in):
     return parse
 
 
-def _isa_list(text: str) -> List[str]:
+def _isa_list(text: str) -> list[str]:
     names = [part.strip().lower() for part in text.split(",")]
     for name in names:
         if name not in ISAS:
@@ -524,11 +532,13 @@ def execute(args, progress=None) -> int:
                 reported[isa] = probe_isa(isa)
             except RuntimeError as error:
                 from resample_grad.cli import CliError
-                raise CliError(f"bench: --isa {isa}: loading the library with {ISA_VARIABLE}={isa} failed: {error}") from None
+                raise CliError(f"bench: --isa {isa}: loading the library with {ISA_VARIABLE}={isa} "
+                               f"failed: {error}") from None
         results, reported = run_isas(args, progress)
-        isa_lines = ["isa: " + "; ".join(f"{isa} (the library reports {reported[isa]})" for isa in args.isa)
-                     + ("" if any(v != "default" for v in reported.values())
-                        else f"; the library does not report an instruction set, so {ISA_VARIABLE} may have had no effect")]
+        isa_line = "isa: " + "; ".join(f"{isa} (the library reports {reported[isa]})" for isa in args.isa)
+        if all(v == "default" for v in reported.values()):
+            isa_line += f"; the library does not report an instruction set, so {ISA_VARIABLE} may have had no effect"
+        isa_lines = [isa_line]
         print(format_table(results, isa_lines, (start, _load())))
         return 0
     results = run(progress=progress, **_child_options(args))

@@ -2,10 +2,10 @@
 
     python tests/ge_stub/check_against_cann.py DIR[:DIR...]
 
-Run it where resample_grad is installed. DIR...: CANN's include folders, as given to the compiler, for example from checkouts of the public repositories
-hicann/ge (inc/external, inc/graph_metadef/external, inc/graph_metadef, inc) and hicann/metadef (inc/external,
-inc, pkg_inc), or a CANN toolkit's include folder. tests/test_ge_stub.py runs the same checks when
-RESAMPLE_GRAD_CANN_INCLUDE holds that list.
+Run it where resample_grad is installed. DIR...: CANN's include folders, as given to the compiler, for example
+from checkouts of the public repositories hicann/ge (inc/external, inc/graph_metadef/external, inc/graph_metadef,
+inc) and hicann/metadef (inc/external, inc, pkg_inc), or a CANN toolkit's include folder. tests/test_ge_stub.py
+runs the same checks when RESAMPLE_GRAD_CANN_INCLUDE holds that list.
 
 Folders holding REG_OP headers (a toolkit's op_proto/inc, or ops-cv's image/*/op_graph and common/inc/op_graph)
 may be added: each GE op whose REG_OP is found there is compared with the converter's table (inputs, outputs,
@@ -22,7 +22,7 @@ import pathlib
 import re
 import subprocess
 import sys
-from typing import Dict, List, Sequence, Tuple
+from collections.abc import Sequence
 
 HERE = pathlib.Path(__file__).parent
 CITATION = re.compile(r"^// (?:from: )?(hicann/[\w-]+)@([0-9a-f]{40}) (\S+)$", re.M)
@@ -33,11 +33,11 @@ SKIP = re.compile(r"^\s*(?:#|//|$|namespace\b|}|public:|private:|protected:|clas
 ENUMERATOR = re.compile(r"^\s*\w+(?: = [\w:]+)?,?$")  # one enumerator a line: values.cc checks them
 
 
-def stub_headers() -> List[pathlib.Path]:
+def stub_headers() -> list[pathlib.Path]:
     return sorted(p for p in HERE.rglob("*.h") if p.name != "recording.h")
 
 
-def citations(header: pathlib.Path) -> List[Tuple[str, str, str]]:
+def citations(header: pathlib.Path) -> list[tuple[str, str, str]]:
     """(repository, commit, path) of each real header a stub header was copied from."""
     return CITATION.findall(header.read_text())
 
@@ -50,7 +50,7 @@ def normalize(text: str) -> str:
     return re.sub(r" ?([(),;&*<>{}=:]) ?", r"\1", text).strip()
 
 
-def declarations(header: pathlib.Path) -> List[str]:
+def declarations(header: pathlib.Path) -> list[str]:
     """The stub's declaration lines that must occur in the real header, continuation lines joined."""
     out, pending = [], ""
     for line in header.read_text().splitlines():
@@ -74,7 +74,7 @@ def find_real(path: str, include_dirs: Sequence[pathlib.Path]) -> pathlib.Path |
     return None
 
 
-def missing_declarations(include_dirs: Sequence[pathlib.Path]) -> Dict[str, List[str]]:
+def missing_declarations(include_dirs: Sequence[pathlib.Path]) -> dict[str, list[str]]:
     """{stub header: its declarations found in none of the real headers it cites} (and unfound real headers)."""
     problems = {}
     for header in stub_headers():
@@ -82,7 +82,7 @@ def missing_declarations(include_dirs: Sequence[pathlib.Path]) -> Dict[str, List
         name = str(header.relative_to(HERE))
         if not reals or None in reals:
             problems[name] = [f"real header not found: {path}" for (_, _, path), real in
-                              zip(citations(header), reals) if real is None] or ["cites no real header"]
+                              zip(citations(header), reals, strict=True) if real is None] or ["cites no real header"]
             continue
         text = " ".join(normalize(r.read_text(errors="replace")) for r in reals)
         missing = [d for d in declarations(header) if normalize(d) not in text]
@@ -96,7 +96,7 @@ PORT = re.compile(r"\.(INPUT|OPTIONAL_INPUT|OUTPUT)\((\w+),")
 ATTR = re.compile(r"\.(ATTR|REQUIRED_ATTR)\((\w+), (\w+)")
 
 
-def reg_ops(include_dirs: Sequence[pathlib.Path], wanted) -> Dict[str, Tuple[list, list, list]]:
+def reg_ops(include_dirs: Sequence[pathlib.Path], wanted) -> dict[str, tuple[list, list, list]]:
     """{op type: (inputs, outputs, [(attribute, GE type, required)])} of each wanted op's REG_OP found in the
     headers under the include folders (a CANN toolkit's op_proto/inc, or ops-cv's image/*/op_graph)."""
     found = {}
@@ -108,12 +108,13 @@ def reg_ops(include_dirs: Sequence[pathlib.Path], wanted) -> Dict[str, Tuple[lis
             for name, body in REG_OP.findall(text):
                 if name in wanted and name not in found:
                     ports = PORT.findall(body)
-                    found[name] = ([p for kind, p in ports if kind != "OUTPUT"], [p for kind, p in ports if kind == "OUTPUT"],
+                    found[name] = ([p for kind, p in ports if kind != "OUTPUT"],
+                                   [p for kind, p in ports if kind == "OUTPUT"],
                                    [(a, t, kind == "REQUIRED_ATTR") for kind, a, t in ATTR.findall(body)])
     return found
 
 
-def table_disagreements(found: Dict[str, Tuple[list, list, list]]) -> Dict[str, str]:
+def table_disagreements(found: dict[str, tuple[list, list, list]]) -> dict[str, str]:
     """{GE op: how the converter's table differs from its REG_OP} for each GE op whose REG_OP was found."""
     from resample_grad.converters.ascend_prototypes import PROTOTYPES
 
@@ -127,7 +128,7 @@ def table_disagreements(found: Dict[str, Tuple[list, list, list]]) -> Dict[str, 
 
 
 def compile_against(sources: Sequence[pathlib.Path], include_dirs: Sequence[pathlib.Path],
-                    generated_include: pathlib.Path) -> Dict[str, str]:
+                    generated_include: pathlib.Path) -> dict[str, str]:
     """{source: compiler output} for each source that does not compile cleanly (-Wall -Werror) against the real
     headers; `generated_include` holds onnx/proto/ge_onnx.pb.h."""
     flags = [f"-I{d}" for d in include_dirs] + [f"-I{generated_include}"]
@@ -145,7 +146,7 @@ def protoc(out: pathlib.Path) -> pathlib.Path:
     return out
 
 
-def main(argv: List[str]) -> int:
+def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
