@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Dict, List, NamedTuple
+from typing import Callable, Dict, List, NamedTuple
 
 import numpy as np
 import onnx
@@ -24,7 +24,8 @@ from . import (
     upsample_nearest_exact2d_grad, upsample_nearest_exact3d_grad, upsample_trilinear3d_backward,
 )
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, walk
-from ._script import FLOAT32_OVERLOAD, ML_DOMAIN
+from ._graph import BodyKey
+from ._script import ML_DOMAIN
 
 __all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
            "schemas", "validate_model"]
@@ -34,8 +35,8 @@ class Op(NamedTuple):
     """One op of the domain, its definitions side by side (all in the op's module, named after it)."""
     op_type: str
     schema: onnx.defs.OpSchema
-    function: onnx.FunctionProto  # the default body: computes in double
-    function_float32: onnx.FunctionProto  # the overload "float32": computes in float32 (attach picks it)
+    body: Callable[[BodyKey], onnx.FunctionProto]  # the function body of a node (attach() picks the key)
+    body_attributes: Dict[str, object]  # the attributes that shape the body, with their defaults
     reference: object  # the NumPy function
     evaluator: type  # the onnx.reference OpRun class
 
@@ -53,7 +54,19 @@ _MODULES = (
     upsample_bicubic2d_aa_grad, resize_nearest_neighbor_v2_grad, resize_bicubic_v2_grad, resize_linear_grad,
     resize_grad,
 )
-OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.FUNCTION, m.FUNCTION_FLOAT32, getattr(m, m.__name__.rsplit(".", 1)[1]),
+
+
+def _scripted_body(module):
+    """The body of an op whose onnxscript function reads every attribute at run time: one per arithmetic type."""
+    def body(key: BodyKey) -> onnx.FunctionProto:
+        function = copy.deepcopy(module.FUNCTION_FLOAT32 if key.opmath == onnx.TensorProto.FLOAT else module.FUNCTION)
+        function.overload = key.overload
+        return function
+    return body
+
+
+OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, getattr(m, "body", None) or _scripted_body(m),
+                                    getattr(m, "BODY_ATTRIBUTES", {}), getattr(m, m.__name__.rsplit(".", 1)[1]),
                                     getattr(m, m.OP_TYPE)) for m in _MODULES}
 
 
@@ -73,8 +86,17 @@ def schemas() -> List[onnx.defs.OpSchema]:
 
 
 def functions() -> List[onnx.FunctionProto]:
-    """The FunctionProtos of every op (default-domain opset 18 and ai.onnx.ml 3; attach() adapts them to a model)."""
-    return [copy.deepcopy(op.function) for op in OPS.values()]
+    """One FunctionProto per op, for a node with the default attributes and double arithmetic (standard ops only,
+    default-domain opset 18; attach() gives each node the body of its own attributes and dtype)."""
+    return [_function(BodyKey(op.op_type, onnx.TensorProto.DOUBLE, tuple(op.body_attributes.items()),
+                              (True,) * len(op.schema.outputs)), overload="")
+            for op in OPS.values()]
+
+
+def _function(key: BodyKey, overload: str) -> onnx.FunctionProto:
+    function = OPS[key.op_type].body(key)
+    function.overload = overload
+    return function
 
 
 def make_node(op_type: str, inputs, outputs, name: str = "", **attributes) -> onnx.NodeProto:
@@ -271,36 +293,65 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     _fill_optional_inputs(model)
     _fill_optional_outputs(model)
     bodies = _choose_bodies(model, _value_types(inferred))
-    used = {op_type for op_type, _ in bodies}
+    used = {key.op_type for key in bodies.values()}
     kept = [f for f in model.functions if not (f.domain == DOMAIN and f.name in used)]
     del model.functions[:]
     model.functions.extend(kept)
-    for op_type in OPS:
-        for overload in ("", FLOAT32_OVERLOAD):
-            if (op_type, overload) not in bodies:
-                continue
-            function = copy.deepcopy(OPS[op_type].function_float32 if overload else OPS[op_type].function)
-            for entry in function.opset_import:
-                if entry.domain in ("", "ai.onnx"):
-                    entry.version = default.version
-                elif entry.domain == ML_DOMAIN:
-                    entry.version = ml_version
-            model.functions.append(function)
+    for (name, overload), key in bodies.items():
+        function = _function(key, overload)
+        function.name = name
+        for entry in function.opset_import:
+            if entry.domain in ("", "ai.onnx"):
+                entry.version = default.version
+            elif entry.domain == ML_DOMAIN:
+                entry.version = ml_version
+        model.functions.append(function)
     needed = OVERLOAD_IR_VERSION if any(overload for _, overload in bodies) else FUNCTION_IR_VERSION
     model.ir_version = max(needed, min(model.ir_version or onnx.IR_VERSION, max_onnxruntime_ir_version()))
     return model
 
 
-def _choose_bodies(model: onnx.ModelProto, types: dict) -> set:
-    """Sets each resample_grad node's `overload` (the float32 body for float and half inputs) and returns the
-    (op type, overload) bodies the model needs."""
+def _body_key(node: onnx.NodeProto, types: dict, overloads: bool) -> BodyKey:
+    """What the node statically is: float32 arithmetic for float and half inputs (double when onnxruntime cannot
+    select bodies, as the double body serves every dtype), its body-shaping attributes, its named outputs."""
+    op = OPS[node.op_type]
+    value_type = types.get(node.input[0]) if node.input else None
+    elem = value_type.tensor_type.elem_type if value_type is not None and value_type.HasField("tensor_type") else 0
+    opmath = onnx.TensorProto.FLOAT if overloads and elem in FLOAT32_BODY_TYPES else onnx.TensorProto.DOUBLE
+    given = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    attributes = tuple((name, _plain(given.get(name, default))) for name, default in op.body_attributes.items())
+    wanted = tuple(k < len(node.output) and node.output[k] != "" for k in range(len(op.schema.outputs)))
+    return BodyKey(node.op_type, opmath, attributes, wanted)
+
+
+def _plain(value):
+    """An attribute value as a hashable Python value."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, (list, tuple)) or hasattr(value, "__len__") and not isinstance(value, str):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def _choose_bodies(model: onnx.ModelProto, types: dict) -> dict:
+    """Gives each resample_grad node the body of what it statically is (_body_key) and returns the bodies the model
+    needs, {(function name, overload): key}.
+
+    A node's body is its op's function with the key's overload. An onnxruntime that does not select overloads runs
+    one body per function name: there a node whose op has one body in the model calls the op's function, and the
+    nodes of an op with several bodies call a function named per body (the native kernels then do not take them)."""
     overloads = onnxruntime_selects_overloads()
-    bodies = set()
-    for node in _domain_nodes(model):
-        value_type = types.get(node.input[0]) if node.input else None
-        elem = value_type.tensor_type.elem_type if value_type is not None and value_type.HasField("tensor_type") else 0
-        node.overload = FLOAT32_OVERLOAD if overloads and elem in FLOAT32_BODY_TYPES else ""
-        bodies.add((node.op_type, node.overload))
+    nodes = list(_domain_nodes(model))
+    keys = [_body_key(node, types, overloads) for node in nodes]
+    bodies = {}
+    for node, key in zip(nodes, keys):
+        if overloads:
+            node.overload = key.overload
+        else:
+            node.overload = ""
+            if len({k for k in keys if k.op_type == key.op_type}) > 1:
+                node.op_type = f"{key.op_type}__{key.overload}"
+        bodies[(node.op_type, node.overload)] = key
     return bodies
 
 
@@ -330,7 +381,7 @@ def _fill_optional_outputs(model: onnx.ModelProto) -> None:
     """A node that leaves trailing optional outputs out names them "" instead: the same node in ONNX, but
     onnxruntime's function inliner fails on a node with fewer outputs than its function."""
     for node in _domain_nodes(model):
-        while len(node.output) < len(OPS[node.op_type].function.output):
+        while len(node.output) < len(OPS[node.op_type].schema.outputs):
             node.output.append("")
 
 
