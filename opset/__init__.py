@@ -2,7 +2,7 @@
 
     DOMAIN, VERSION           the custom domain and its opset version (each op has a since_version)
     OPS                       op type -> Op(op_type, schema, function, reference, since_version)
-    functions()               the FunctionProtos (standard ops only)
+    functions(model)          the FunctionProtos attach() gives a model's nodes (standard ops only)
     attach(model)             a model with the functions and opset imports it needs
     reference_ops()           classes for onnx.reference.ReferenceEvaluator(new_ops=...)
     make_node(op_type, ...)   a NodeProto in the domain
@@ -65,9 +65,16 @@ def _scripted_body(module):
     return body
 
 
+def _attribute_defaults(schema: onnx.defs.OpSchema) -> dict:
+    """{name: default} of the schema's attributes (None where it has none)."""
+    return {name: onnx.helper.get_attribute_value(a.default_value) if a.default_value.name else None
+            for name, a in schema.attributes.items()}
+
+
 OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, getattr(m, "body", None) or _scripted_body(m),
-                                    getattr(m, "BODY_ATTRIBUTES", {}), getattr(m, m.__name__.rsplit(".", 1)[1]),
-                                    getattr(m, m.OP_TYPE)) for m in _MODULES}
+                                    _attribute_defaults(m.SCHEMA) if hasattr(m, "body") else {},
+                                    getattr(m, m.__name__.rsplit(".", 1)[1]), getattr(m, m.OP_TYPE))
+                      for m in _MODULES}
 
 
 def _register_schemas() -> None:
@@ -85,12 +92,10 @@ def schemas() -> List[onnx.defs.OpSchema]:
     return [op.schema for op in OPS.values()]
 
 
-def functions() -> List[onnx.FunctionProto]:
-    """One FunctionProto per op, for a node with the default attributes and double arithmetic (standard ops only,
-    default-domain opset 18; attach() gives each node the body of its own attributes and dtype)."""
-    return [_function(BodyKey(op.op_type, onnx.TensorProto.DOUBLE, tuple(op.body_attributes.items()),
-                              (True,) * len(op.schema.outputs)), overload="")
-            for op in OPS.values()]
+def functions(model: onnx.ModelProto) -> List[onnx.FunctionProto]:
+    """The FunctionProtos attach() gives the resample_grad nodes of `model`, one per distinct body (standard ops
+    only; each body specialised to its nodes' attributes and dtype)."""
+    return [f for f in attach(model).functions if f.domain == DOMAIN]
 
 
 def _function(key: BodyKey, overload: str) -> onnx.FunctionProto:
@@ -312,16 +317,17 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def _body_key(node: onnx.NodeProto, types: dict, overloads: bool) -> BodyKey:
-    """What the node statically is: float32 arithmetic for float and half inputs (double when onnxruntime cannot
-    select bodies, as the double body serves every dtype), its body-shaping attributes, its named outputs."""
+    """What the node statically is: its dtype, with float32 arithmetic for float and half inputs (double and any dtype
+    when onnxruntime cannot select bodies: that body serves every dtype), its attributes, its named outputs."""
     op = OPS[node.op_type]
     value_type = types.get(node.input[0]) if node.input else None
     elem = value_type.tensor_type.elem_type if value_type is not None and value_type.HasField("tensor_type") else 0
     opmath = onnx.TensorProto.FLOAT if overloads and elem in FLOAT32_BODY_TYPES else onnx.TensorProto.DOUBLE
+    dtype = elem if overloads else 0
     given = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     attributes = tuple((name, _plain(given.get(name, default))) for name, default in op.body_attributes.items())
     wanted = tuple(k < len(node.output) and node.output[k] != "" for k in range(len(op.schema.outputs)))
-    return BodyKey(node.op_type, opmath, attributes, wanted)
+    return BodyKey(node.op_type, opmath, dtype, attributes, wanted)
 
 
 def _plain(value):

@@ -9,6 +9,7 @@ outputs=k and returns a tuple. Equal constants are made once per body.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 
@@ -26,10 +27,12 @@ BOOL = TensorProto.BOOL
 
 
 class Graph:
-    """Nodes of one function body, in order; `opmath` is its arithmetic type (FLOAT or DOUBLE)."""
+    """Nodes of one function body, in order; `opmath` is its arithmetic type (FLOAT or DOUBLE), `dtype` the element
+    type of the node's tensors (0: any, the body then casts whatever it gets)."""
 
-    def __init__(self, opmath: int):
+    def __init__(self, opmath: int, dtype: int = 0):
         self.opmath = opmath
+        self.dtype = dtype
         self.nodes = []
         self._constants = {}
         self._names = itertools.count()
@@ -59,11 +62,14 @@ class Graph:
             return self.constant(np.array(item, np.int64))
         if isinstance(item, float):
             return self.constant(np.array(item, helper.tensor_dtype_to_np_dtype(self.opmath)))
-        if isinstance(item, (list, tuple)) and all(isinstance(v, int) for v in item):
-            return self.constant(np.array(item, np.int64))
-        if isinstance(item, (list, tuple)):
-            return self.constant(np.array(item, helper.tensor_dtype_to_np_dtype(self.opmath)))
-        return self.constant(np.asarray(item))
+        if isinstance(item, np.ndarray):
+            return self.constant(item)
+        array = np.asarray(item)
+        if array.dtype.kind in "iu":
+            return self.constant(array.astype(np.int64))
+        if array.dtype.kind == "f":  # a list of Python floats: the arithmetic type
+            return self.constant(array.astype(helper.tensor_dtype_to_np_dtype(self.opmath)))
+        return self.constant(array)
 
     def constant(self, array: np.ndarray) -> str:
         key = (array.dtype.str, array.shape, array.tobytes())
@@ -74,28 +80,49 @@ class Graph:
             self._constants[key] = name
         return self._constants[key]
 
+    def in_opmath(self, x: str) -> str:
+        """x in the arithmetic type (no Cast when the node's dtype is it)."""
+        return x if self.dtype == self.opmath else self.Cast(x, to=self.opmath)
+
+    def like(self, x: str, like: str) -> str:
+        """x (in the arithmetic type) in the type of `like`, a tensor of the node's dtype."""
+        return x if self.dtype == self.opmath else self.CastLike(x, like)
+
+    def typed(self, value, elem_type: int) -> str:
+        """A constant of the given ONNX element type (a Python float is otherwise of the arithmetic type)."""
+        return self.constant(np.array(value, helper.tensor_dtype_to_np_dtype(elem_type)))
+
     def branch(self) -> "Graph":
         """A Graph for a subgraph of this body (an If branch); its names stay unique within the body."""
-        child = Graph(self.opmath)
+        child = Graph(self.opmath, self.dtype)
         child._names = self._names
         return child
 
     def graph(self, outputs) -> onnx.GraphProto:
         """This Graph as a subgraph whose outputs are the values `outputs`."""
         names = [f"out{next(self._names)}" for _ in outputs]
-        nodes = self.nodes + [helper.make_node("Identity", [v], [n], name=n) for v, n in zip(outputs, names)]
+        nodes = self._named(dict(zip(names, outputs)))
         return helper.make_graph(nodes, names[0], [], [onnx.ValueInfoProto(name=n) for n in names])
-
-    def opmath_dtype(self):
-        return helper.tensor_dtype_to_np_dtype(self.opmath).type
 
     def function(self, name: str, overload: str, inputs, outputs, doc: str = "") -> onnx.FunctionProto:
         """The body as the FunctionProto `name` of the domain; `outputs` maps each output name to its value."""
-        nodes = self.nodes + [helper.make_node("Identity", [value], [formal]) for formal, value in outputs.items()]
-        function = helper.make_function(DOMAIN, name, list(inputs), list(outputs), nodes,
+        function = helper.make_function(DOMAIN, name, list(inputs), list(outputs), self._named(outputs),
                                         [helper.make_opsetid("", DEFAULT_OPSET)], doc_string=doc)
         function.overload = overload
         return function
+
+    def _named(self, outputs: dict) -> list:
+        """The nodes, the one computing each output writing it under the output's name (an Identity where the
+        value is an input or serves two outputs)."""
+        nodes = [copy.deepcopy(n) for n in self.nodes]
+        produced = {o for n in nodes for o in n.output}
+        values = list(outputs.values())
+        renames = {value: formal for formal, value in outputs.items() if value in produced and values.count(value) == 1}
+        for node in nodes:
+            node.output[:] = [renames.get(o, o) for o in node.output]
+            node.input[:] = [renames.get(i, i) for i in node.input]
+        return nodes + [helper.make_node("Identity", [value], [formal], name=formal)
+                        for formal, value in outputs.items() if value not in renames]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +131,7 @@ class BodyKey:
     that shape the body (name, value pairs, defaults filled in) and which outputs the node names."""
     op_type: str
     opmath: int
+    dtype: int = 0  # the node's element type (0: unknown, the body casts)
     attributes: tuple = ()
     wanted: tuple = ()
 
@@ -111,6 +139,10 @@ class BodyKey:
     def overload(self) -> str:
         """The body's name among the op's bodies (the node's and the FunctionProto's `overload`)."""
         parts = [helper.tensor_dtype_to_np_dtype(self.opmath).name]
+        if self.dtype not in (0, self.opmath):
+            parts.append("from_" + onnx.TensorProto.DataType.Name(self.dtype).lower())
+        elif self.dtype == 0:
+            parts.append("any_dtype")
         parts += [f"{name}={_text(value)}" for name, value in self.attributes]
         if self.wanted and not all(self.wanted):
             parts.append("outputs=" + "".join("1" if w else "0" for w in self.wanted))
@@ -118,6 +150,10 @@ class BodyKey:
 
     def attribute(self, name: str):
         return dict(self.attributes)[name]
+
+    def graph(self) -> Graph:
+        """An empty Graph for this key's body."""
+        return Graph(self.opmath, self.dtype)
 
 
 def _text(value) -> str:

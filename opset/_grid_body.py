@@ -14,12 +14,17 @@ from typing import List, Optional
 
 import numpy as np
 
-from ._graph import BOOL, INT64, Graph
+from ._graph import INT64, BodyKey, Graph
 
-# bicubic: the four taps' offsets from floor(pixel) and Keys' coefficient A (aten: -0.75)
+# bicubic: the four taps' offsets from floor(pixel), and Keys' coefficients of the taps as cubics in the fraction t,
+# c_k(t) = T0[k] + T1[k] t + T2[k] t^2 + T3[k] t^3 (with A = -0.75, aten's: A (t - 2 t^2 + t^3), 1 - (A + 3) t^2 +
+# (A + 2) t^3, -A t + (2 A + 3) t^2 - (A + 2) t^3, A (t^2 - t^3); every coefficient exact in binary)
 CUBIC_OFFSETS = [-1.0, 0.0, 1.0, 2.0]
-CUBIC_NEAR = [False, True, True, False]  # taps within one pixel of the point use Keys' inner polynomial
 CUBIC_A = -0.75
+CUBIC_T0 = [0.0, 1.0, 0.0, 0.0]
+CUBIC_T1 = [CUBIC_A, 0.0, -CUBIC_A, 0.0]
+CUBIC_T2 = [-2 * CUBIC_A, -(CUBIC_A + 3), 2 * CUBIC_A + 3, CUBIC_A]
+CUBIC_T3 = [CUBIC_A, CUBIC_A + 2, -(CUBIC_A + 2), -CUBIC_A]
 # beyond +-2^23 pixels float and double reflect differently: NaN, a point that reads nothing (_coords.py)
 REFLECT_LIMIT = 2.0 ** 23
 
@@ -83,18 +88,15 @@ def pad(g: Graph, coord: str, size: str, padding: str, align_corners: bool, grad
     return coord, None
 
 
-def cubic_weights(g: Graph, t: str):
-    """Keys' coefficients of the four taps at distance |offset - t| and their derivatives in t, [N, P, 4]
-    (get_cubic_upsample_coefficients and get_cubic_coefficients_grad)."""
-    a = CUBIC_A
-    x = g.Sub(CUBIC_OFFSETS, g.Unsqueeze(t, [-1]))  # tap - point
-    d = g.Abs(x)
-    near = g.Add(g.Mul(g.Mul(g.Sub(g.Mul(a + 2, d), a + 3), d), d), 1.0)
-    far = g.Sub(g.Mul(g.Add(g.Mul(g.Sub(g.Mul(a, d), 5 * a), d), 8 * a), d), 4 * a)
-    near_slope = g.Mul(g.Sub(g.Mul(3 * (a + 2), d), 2 * (a + 3)), x)
-    far_slope = g.Add(g.Mul(g.Sub(g.Mul(3 * a, d), 10 * a), x), g.Mul(g.Sign(x), 8 * a))
-    inner = g.constant(np.array(CUBIC_NEAR))
-    return g.Where(inner, near, far), g.Where(inner, near_slope, far_slope)
+def cubic_weights(g: Graph, t: str, slopes: bool = True):
+    """Keys' coefficients of the four taps (get_cubic_upsample_coefficients, A = -0.75) for the fraction t, and
+    (if asked for) their derivatives in t, [*t.shape, 4]: each a cubic in t, by Horner's rule."""
+    t = g.Unsqueeze(t, [-1])
+    weights = g.Add(g.Mul(g.Add(g.Mul(g.Add(g.Mul(CUBIC_T3, t), CUBIC_T2), t), CUBIC_T1), t), CUBIC_T0)
+    if not slopes:
+        return weights, None
+    cubed, squared = [3 * c for c in CUBIC_T3], [2 * c for c in CUBIC_T2]
+    return weights, g.Add(g.Mul(g.Add(g.Mul(cubed, t), squared), t), CUBIC_T1)
 
 
 def axis_taps(g: Graph, coord: str, size: str, mode: str, padding: str, align_corners: bool) -> PointTaps:
@@ -107,7 +109,7 @@ def axis_taps(g: Graph, coord: str, size: str, mode: str, padding: str, align_co
         weight, slope = cubic_weights(g, g.Sub(safe, base))
         position, _ = pad(g, g.Add(g.Unsqueeze(base, [-1]), CUBIC_OFFSETS), size, padding, align_corners, gradient=False)
         reads = g.Unsqueeze(finite, [-1])
-        return PointTaps(position, g.Where(reads, weight, 0.0), g.Where(reads, g.Neg(slope), 0.0), mult)
+        return PointTaps(position, g.Where(reads, weight, 0.0), g.Where(reads, slope, 0.0), mult)
     padded, pad_grad = pad(g, pixel, size, padding, align_corners)
     scale = mult if pad_grad is None else g.Mul(mult, pad_grad)
     if mode == "nearest":
@@ -118,42 +120,41 @@ def axis_taps(g: Graph, coord: str, size: str, mode: str, padding: str, align_co
                      g.Expand([-1.0, 1.0], [1, 1, 2]), scale)
 
 
-def grid_sampler_body(op_type: str, opmath: int, overload: str, inputs: List[str], outputs: List[str], spatial: int,
-                      mode: str, padding: str, align_corners: bool, wanted: List[bool]):
+def grid_sampler_body(key: BodyKey, inputs: List[str], outputs: List[str], spatial: int, mode: str, padding: str,
+                      align_corners: bool):
     """The FunctionProto of a grid sampler node: `spatial` 2 or 3, `wanted` which outputs the node names. An empty
     batch or channel axis gives zeros (onnxruntime's GatherElements and ScatterElements refuse empty index shapes)."""
-    body = Graph(opmath)
+    body = key.graph()
     grad_output, image, grid = inputs
     empty = body.Equal(body.ReduceProd(body.Shape(image, start=0, end=2), keepdims=0), 0)
     zeros = body.branch()
-    zero_outputs = [zeros.CastLike(zeros.Expand(0.0, zeros.Shape(value)), value) for value in (image, grid)]
+    zero_outputs = [zeros.like(zeros.Expand(0.0, zeros.Shape(value)), value) for value in (image, grid)]
     gradients = body.branch()
-    results = _gradients(gradients, inputs, spatial, mode, padding, align_corners, wanted)
+    results = _gradients(gradients, inputs, spatial, mode, padding, align_corners, list(key.wanted))
     values = body.If(empty, then_branch=zeros.graph(zero_outputs[:len(outputs)]),
                      else_branch=gradients.graph(results[:len(outputs)]), outputs=len(outputs))
     values = [values] if len(outputs) == 1 else list(values)
-    return body.function(op_type, overload, inputs, dict(zip(outputs, values)))
+    return body.function(key.op_type, key.overload, inputs, dict(zip(outputs, values)))
 
 
 def _gradients(g: Graph, inputs: List[str], spatial: int, mode: str, padding: str, align_corners: bool,
                wanted: List[bool]) -> List[str]:
     """grad_input and grad_grid (an empty tensor for an output the node does not name)."""
     grad_output, image, grid = inputs
-    opmath = g.opmath
     batch_channels = g.Shape(image, start=0, end=2)
     # an image without pixels (symbolic dims attach() could not check) fails here, as the kernel refuses it
     pixels = g.ReduceProd(g.Shape(image, start=2), keepdims=1)
     pixels = g.Reshape(pixels, g.Where(g.Greater(pixels, 0), [1], [-2]))  # [1]
     points = g.ReduceProd(g.Shape(grid, start=1, end=-1), keepdims=1)
     # allowzero and explicit sizes: an empty batch or channel axis reshapes to empty
-    coords = g.Reshape(g.Cast(grid, to=opmath), g.Concat(g.Shape(image, start=0, end=1), points, [spatial], axis=0),
+    coords = g.Reshape(g.in_opmath(grid), g.Concat(g.Shape(image, start=0, end=1), points, [spatial], axis=0),
                        allowzero=1)
     dims = g.Shape(image)
     taps, keys, reads, inside_all = [], None, None, None
     stride = g.value(1)
     tap_axes = list(range(2, 2 + spatial))  # [N, P, K_0, .., K_{spatial-1}]: one tap axis per spatial axis
     for axis in reversed(range(spatial)):  # W first: its stride is 1
-        size = g.Cast(g.Gather(dims, 2 + axis), to=opmath)
+        size = g.Cast(g.Gather(dims, 2 + axis), to=g.opmath)
         one = axis_taps(g, g.Gather(coords, spatial - 1 - axis, axis=2), size, mode, padding, align_corners)
         others = [a for a in tap_axes if a != 2 + axis]
         inside = g.Unsqueeze(g.And(g.GreaterOrEqual(one.position, 0.0), g.LessOrEqual(one.position, g.Sub(size, 1.0))),
@@ -172,7 +173,7 @@ def _gradients(g: Graph, inputs: List[str], spatial: int, mode: str, padding: st
     batch = g.Shape(image, start=0, end=1)
     by_tap = g.Concat(batch, g.Mul(points, tap_count), axis=0)
     keys = g.Reshape(g.Where(inside_all, keys, pixels), by_tap, allowzero=1)  # outside: the spare pixel
-    g_planes = g.Reshape(g.Cast(grad_output, to=opmath), g.Concat(batch_channels, points, axis=0), allowzero=1)
+    g_planes = g.Reshape(g.in_opmath(grad_output), g.Concat(batch_channels, points, axis=0), allowzero=1)
     by_channel = g.Concat(batch_channels, g.Shape(keys, start=1), axis=0)
     index = g.Expand(g.Unsqueeze(keys, [1]), by_channel)  # [N, C, P T]
     results = []
@@ -185,13 +186,13 @@ def _gradients(g: Graph, inputs: List[str], spatial: int, mode: str, padding: st
         zeros = g.Expand(0.0, g.Concat(batch_channels, g.Add(pixels, 1), axis=0))
         planes = g.ScatterElements(zeros, index, updates, axis=2, reduction="add")
         grad_input = g.Slice(planes, [0], pixels, [2])
-        results.append(g.CastLike(g.Reshape(grad_input, g.Shape(image), allowzero=1), image))
+        results.append(g.like(g.Reshape(grad_input, g.Shape(image), allowzero=1), image))
     else:
-        results.append(g.CastLike(g.Expand(0.0, [0]), image))
+        results.append(g.like(g.Expand(0.0, [0]), image))
     if wanted[1] and mode == "nearest":
-        results.append(g.CastLike(g.Expand(0.0, g.Shape(grid)), grid))
+        results.append(g.like(g.Expand(0.0, g.Shape(grid)), grid))
     elif wanted[1]:
-        image_planes = g.Reshape(g.Cast(image, to=opmath), g.Concat(batch_channels, pixels, axis=0), allowzero=1)
+        image_planes = g.Reshape(g.in_opmath(image), g.Concat(batch_channels, pixels, axis=0), allowzero=1)
         spare = g.Pad(image_planes, [0, 0, 0, 0, 0, 1])  # a zero pixel after the image
         read = g.GatherElements(spare, index, axis=2)  # [N, C, P T]
         by_point = g.Concat(batch_channels, points, tap_count, axis=0)
@@ -207,7 +208,7 @@ def _gradients(g: Graph, inputs: List[str], spatial: int, mode: str, padding: st
                     product = g.Mul(product, taps[other].weight)
             channels.append(g.Mul(g.ReduceSum(g.Mul(dot, product), tap_axes, keepdims=0), taps[axis].scale))
         grad_grid = g.Concat(*[g.Unsqueeze(c, [-1]) for c in channels], axis=-1)
-        results.append(g.CastLike(g.Reshape(grad_grid, g.Shape(grid), allowzero=1), grid))
+        results.append(g.like(g.Reshape(grad_grid, g.Shape(grid), allowzero=1), grid))
     else:
-        results.append(g.CastLike(g.Expand(0.0, [0]), grid))
+        results.append(g.like(g.Expand(0.0, [0]), grid))
     return results

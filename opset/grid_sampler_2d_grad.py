@@ -48,11 +48,7 @@ def _str(value, default: str) -> str:
 
 # --------------------------------------------------------------------------- function body
 
-BODY_ATTRIBUTES = {"interpolation_mode": "bilinear", "padding_mode": "zeros", "align_corners": 0}
-
-
 def body(key: BodyKey) -> onnx.FunctionProto:
     """The function body for a node of this mode, padding and align_corners (_grid_body.grid_sampler_body)."""
-    return grid_sampler_body(OP_TYPE, key.opmath, key.overload, list(SPEC.inputs), list(SPEC.outputs), 2,
-                             key.attribute("interpolation_mode"), key.attribute("padding_mode"),
-                             bool(key.attribute("align_corners")), list(key.wanted))
+    return grid_sampler_body(key, list(SPEC.inputs), list(SPEC.outputs), 2, key.attribute("interpolation_mode"),
+                             key.attribute("padding_mode"), bool(key.attribute("align_corners")))

@@ -40,11 +40,7 @@ class GridSampler3DGrad(ReferenceOp):
         return tuple(r if r is not None else grad[:0] for r in results[:len(names)])
 
 
-BODY_ATTRIBUTES = {"interpolation_mode": "bilinear", "padding_mode": "zeros", "align_corners": 0}
-
-
 def body(key: BodyKey) -> onnx.FunctionProto:
     """The function body for a node of this mode, padding and align_corners (_grid_body.grid_sampler_body)."""
-    return grid_sampler_body(OP_TYPE, key.opmath, key.overload, list(SPEC.inputs), list(SPEC.outputs), 3,
-                             key.attribute("interpolation_mode"), key.attribute("padding_mode"),
-                             bool(key.attribute("align_corners")), list(key.wanted))
+    return grid_sampler_body(key, list(SPEC.inputs), list(SPEC.outputs), 3, key.attribute("interpolation_mode"),
+                             key.attribute("padding_mode"), bool(key.attribute("align_corners")))
