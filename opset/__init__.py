@@ -297,7 +297,7 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     _fill_output_types(model, inferred)
     _fill_optional_inputs(model)
     _fill_optional_outputs(model)
-    bodies = _choose_bodies(model, _value_types(inferred))
+    bodies = _choose_bodies(model, _value_types(inferred), default.version)
     used = {key.op_type for key in bodies.values()}
     kept = [f for f in model.functions if not (f.domain == DOMAIN and f.name in used)]
     del model.functions[:]
@@ -316,7 +316,7 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def _body_key(node: onnx.NodeProto, types: dict, overloads: bool) -> BodyKey:
+def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version: int) -> BodyKey:
     """What the node statically is: its dtype, with float32 arithmetic for float and half inputs (double and any dtype
     when onnxruntime cannot select bodies: that body serves every dtype), its attributes, its named outputs."""
     op = OPS[node.op_type]
@@ -327,7 +327,7 @@ def _body_key(node: onnx.NodeProto, types: dict, overloads: bool) -> BodyKey:
     given = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     attributes = tuple((name, _plain(given.get(name, default))) for name, default in op.body_attributes.items())
     wanted = tuple(k < len(node.output) and node.output[k] != "" for k in range(len(op.schema.outputs)))
-    return BodyKey(node.op_type, opmath, dtype, attributes, wanted)
+    return BodyKey(node.op_type, opmath, dtype, attributes, wanted, opset_version)
 
 
 def _plain(value):
@@ -339,7 +339,7 @@ def _plain(value):
     return value
 
 
-def _choose_bodies(model: onnx.ModelProto, types: dict) -> dict:
+def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int) -> dict:
     """Gives each resample_grad node the body of what it statically is (_body_key) and returns the bodies the model
     needs, {(function name, overload): key}.
 
@@ -348,7 +348,7 @@ def _choose_bodies(model: onnx.ModelProto, types: dict) -> dict:
     nodes of an op with several bodies call a function named per body (the native kernels then do not take them)."""
     overloads = onnxruntime_selects_overloads()
     nodes = list(_domain_nodes(model))
-    keys = [_body_key(node, types, overloads) for node in nodes]
+    keys = [_body_key(node, types, overloads, opset_version) for node in nodes]
     bodies = {}
     for node, key in zip(nodes, keys):
         if overloads:

@@ -20,6 +20,7 @@ from onnx import TensorProto, helper
 from ._common import DOMAIN
 
 DEFAULT_OPSET = 18  # attach() sets the model's own (17 or newer)
+AXES_INPUT_SINCE_18 = ("ReduceMax", "ReduceMin", "ReduceProd")  # (ReduceSum's axes are an input since 13)
 FLOAT = TensorProto.FLOAT
 DOUBLE = TensorProto.DOUBLE
 INT64 = TensorProto.INT64
@@ -30,9 +31,10 @@ class Graph:
     """Nodes of one function body, in order; `opmath` is its arithmetic type (FLOAT or DOUBLE), `dtype` the element
     type of the node's tensors (0: any, the body then casts whatever it gets)."""
 
-    def __init__(self, opmath: int, dtype: int = 0):
+    def __init__(self, opmath: int, dtype: int = 0, opset: int = DEFAULT_OPSET):
         self.opmath = opmath
         self.dtype = dtype
+        self.opset = opset
         self.nodes = []
         self._constants = {}
         self._names = itertools.count()
@@ -43,6 +45,10 @@ class Graph:
         return lambda *inputs, outputs=1, **attributes: self.node(op_type, inputs, outputs, **attributes)
 
     def node(self, op_type: str, inputs, outputs: int = 1, **attributes):
+        if self.opset < 18 and op_type in AXES_INPUT_SINCE_18:  # before opset 18: axes as an attribute
+            inputs, attributes = inputs[:1], {**attributes, **({"axes": list(inputs[1])} if len(inputs) > 1 else {})}
+        if self.opset < 18 and op_type == "Split":  # before opset 18: as many equal parts as outputs
+            attributes.pop("num_outputs", None)
         names = [f"{op_type.lower()}{next(self._names)}" for _ in range(outputs)]
         # named nodes: onnxruntime names an inlined node after the function and the node, so that its errors
         # name the op
@@ -94,7 +100,7 @@ class Graph:
 
     def branch(self) -> "Graph":
         """A Graph for a subgraph of this body (an If branch); its names stay unique within the body."""
-        child = Graph(self.opmath, self.dtype)
+        child = Graph(self.opmath, self.dtype, self.opset)
         child._names = self._names
         return child
 
@@ -107,7 +113,7 @@ class Graph:
     def function(self, name: str, overload: str, inputs, outputs, doc: str = "") -> onnx.FunctionProto:
         """The body as the FunctionProto `name` of the domain; `outputs` maps each output name to its value."""
         function = helper.make_function(DOMAIN, name, list(inputs), list(outputs), self._named(outputs),
-                                        [helper.make_opsetid("", DEFAULT_OPSET)], doc_string=doc)
+                                        [helper.make_opsetid("", self.opset)], doc_string=doc)
         function.overload = overload
         return function
 
@@ -134,6 +140,7 @@ class BodyKey:
     dtype: int = 0  # the node's element type (0: unknown, the body casts)
     attributes: tuple = ()
     wanted: tuple = ()
+    opset: int = DEFAULT_OPSET  # the model's default-domain opset, which the body is written for
 
     @property
     def overload(self) -> str:
@@ -153,7 +160,7 @@ class BodyKey:
 
     def graph(self) -> Graph:
         """An empty Graph for this key's body."""
-        return Graph(self.opmath, self.dtype)
+        return Graph(self.opmath, self.dtype, self.opset)
 
 
 def _text(value) -> str:

@@ -1,15 +1,11 @@
-"""onnxscript building blocks shared by the op functions, and the step that inlines them.
+"""onnxscript building blocks of ResizeGrad's function (the other ops' bodies are built per node by _graph.py), and
+the step that inlines them.
 
-Each op function comes in two bodies that differ only in `ToOpmath`, the cast of the
-op's tensors to the arithmetic type: the default body computes in double whatever the
-input dtype (Cast in, CastLike out); the overload `float32` computes in float32, the
-opmath aten and the kernels use for float and the half types (twice as fast: the
-products and sums run at float32 width). attach() gives a node the float32 overload
-when its input is float, float16 or bfloat16, the default body otherwise. Helpers here
-are @script functions in a private domain; `finish` inlines them into each op's
-FunctionProto so every exported function is self-contained and built from standard ops
-only (ai.onnx and ai.onnx.ml's LabelEncoder for the string attributes: string Equal
-exists only from opset 19).
+The function comes in two bodies that differ only in `ToOpmath`, the cast of the op's tensors to the arithmetic
+type: the default body computes in double whatever the input dtype (Cast in, CastLike out); the overload `float32`
+computes in float32, the opmath of float and the half types. Helpers here are @script functions in a private
+domain; `finish` inlines them into the FunctionProto so that it is self-contained and built from standard ops only
+(ai.onnx and ai.onnx.ml's LabelEncoder for the string attributes: string Equal exists only from opset 19).
 """
 from __future__ import annotations
 
