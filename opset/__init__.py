@@ -1,4 +1,4 @@
-"""The resample_grad ONNX domain: schemas, onnxscript functions and NumPy references of its ops.
+"""The resample_grad ONNX domain: schemas, function bodies and NumPy references of its ops.
 
     DOMAIN, VERSION           the custom domain and its opset version (each op has a since_version)
     OPS                       op type -> Op(op_type, schema, function, reference, since_version)
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Callable, Dict, List, NamedTuple
+from typing import Callable, Dict, List, NamedTuple, Optional
 
 import numpy as np
 import onnx
@@ -25,7 +25,6 @@ from . import (
 )
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, walk
 from ._graph import BodyKey
-from ._script import ML_DOMAIN
 
 __all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
            "schemas", "validate_model"]
@@ -37,6 +36,7 @@ class Op(NamedTuple):
     schema: onnx.defs.OpSchema
     body: Callable[[BodyKey], onnx.FunctionProto]  # the function body of a node (attach() picks the key)
     body_attributes: Dict[str, object]  # the attributes that shape the body, with their defaults
+    rank_input: Optional[int]  # the input whose rank shapes the body too (None: no such input)
     reference: object  # the NumPy function
     evaluator: type  # the onnx.reference OpRun class
 
@@ -56,23 +56,14 @@ _MODULES = (
 )
 
 
-def _scripted_body(module):
-    """The body of an op whose onnxscript function reads every attribute at run time: one per arithmetic type."""
-    def body(key: BodyKey) -> onnx.FunctionProto:
-        function = copy.deepcopy(module.FUNCTION_FLOAT32 if key.opmath == onnx.TensorProto.FLOAT else module.FUNCTION)
-        function.overload = key.overload
-        return function
-    return body
-
-
 def _attribute_defaults(schema: onnx.defs.OpSchema) -> dict:
     """{name: default} of the schema's attributes (None where it has none)."""
     return {name: onnx.helper.get_attribute_value(a.default_value) if a.default_value.name else None
             for name, a in schema.attributes.items()}
 
 
-OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, getattr(m, "body", None) or _scripted_body(m),
-                                    _attribute_defaults(m.SCHEMA) if hasattr(m, "body") else {},
+OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.body, _attribute_defaults(m.SCHEMA),
+                                    getattr(m, "RANK_INPUT", None),
                                     getattr(m, m.__name__.rsplit(".", 1)[1]), getattr(m, m.OP_TYPE))
                       for m in _MODULES}
 
@@ -263,13 +254,14 @@ def _raise_if_ours(error: Exception) -> None:
 def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of `model` with the functions of the resample_grad ops it uses and the opset imports they need.
 
-    The functions' default-domain opset is set to the model's (17 or newer), and the IR
-    version to one that both the functions (>= 8) and the installed onnxruntime accept.
-    Every resample_grad node is validated first (ResampleGradError on bad attributes).
-    A node whose input is float, float16 or bfloat16 gets the function's float32 body (its
-    `overload` field, IR 10) when the installed onnxruntime runs the body a node names
-    (onnxruntime_selects_overloads); any other node, or one whose input type inference cannot
-    tell, the default double body.
+    Every resample_grad node is validated first (ResampleGradError on bad attributes), then
+    gets a body built for what it statically is (_body_key): its dtype (float32 arithmetic for
+    float and the half types, double for double), its attributes and its named outputs, so the
+    body holds only what the node computes. The body is the op's function with the key's
+    `overload` (IR 10) when the installed onnxruntime runs the body a node names
+    (onnxruntime_selects_overloads); otherwise _choose_bodies names bodies apart. The
+    functions' default-domain opset is the model's (17 or newer), and the IR version one that
+    both the functions (>= 8) and the installed onnxruntime accept.
     """
     model = copy.deepcopy(model)
     imports = {o.domain: o for o in model.opset_import}
@@ -283,16 +275,6 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
                                           f"onnx.version_converter first)")
     if DOMAIN not in imports:
         model.opset_import.append(onnx.helper.make_opsetid(DOMAIN, VERSION))
-    ml = imports.get(ML_DOMAIN)
-    if ml is None:
-        model.opset_import.append(onnx.helper.make_opsetid(ML_DOMAIN, 3))
-        ml_version = 3
-    elif ml.version < 2:
-        raise ResampleGradError("attach", f"the model imports {ML_DOMAIN} opset {ml.version}; the functions need 2 "
-                                          "or newer (LabelEncoder with keys_strings)")
-    else:
-        ml_version = ml.version
-
     inferred = validate_model(model)
     _fill_output_types(model, inferred)
     _fill_optional_inputs(model)
@@ -308,8 +290,6 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
         for entry in function.opset_import:
             if entry.domain in ("", "ai.onnx"):
                 entry.version = default.version
-            elif entry.domain == ML_DOMAIN:
-                entry.version = ml_version
         model.functions.append(function)
     needed = OVERLOAD_IR_VERSION if any(overload for _, overload in bodies) else FUNCTION_IR_VERSION
     model.ir_version = max(needed, min(model.ir_version or onnx.IR_VERSION, max_onnxruntime_ir_version()))
@@ -326,6 +306,12 @@ def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version:
     dtype = elem if overloads else 0
     given = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     attributes = tuple((name, _plain(given.get(name, default))) for name, default in op.body_attributes.items())
+    if op.rank_input is not None:  # a body that depends on an input's rank
+        rank_type = types.get(node.input[op.rank_input])
+        if rank_type is None or not rank_type.tensor_type.HasField("shape"):
+            raise ResampleGradError(node.op_type, f"{_label(node)}: attach() needs the rank of input "
+                                                  f"'{op.schema.inputs[op.rank_input].name}' (give it a shape)")
+        attributes += (("rank", len(rank_type.tensor_type.shape.dim)),)
     wanted = tuple(k < len(node.output) and node.output[k] != "" for k in range(len(op.schema.outputs)))
     return BodyKey(node.op_type, opmath, dtype, attributes, wanted, opset_version)
 

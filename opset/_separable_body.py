@@ -161,8 +161,8 @@ def tf_scale(g: Graph, axes: Axes, scales, align_corners: bool) -> str:
     """_taps.tf_scale: the float32 index scale of the Resize*V2Grad kernels."""
     size_out = g.Cast(axes.out_len, to=FLOAT)
     if align_corners:
-        return g.Where(g.Greater(axes.out_len, 1), g.Div(axes.last_input(g, FLOAT), g.Sub(size_out, g.typed(1.0, FLOAT))),
-                       g.typed(0.0, FLOAT))
+        ratio = g.Div(axes.last_input(g, FLOAT), g.Sub(size_out, g.typed(1.0, FLOAT)))
+        return g.Where(g.Greater(axes.out_len, 1), ratio, g.typed(0.0, FLOAT))
     given = np.array([[np.float32(1) / np.float32(s) if s > 0 else 0] for s in scales], np.float32)
     if all(s > 0 for s in scales):
         return g.constant(given)
@@ -209,7 +209,7 @@ def antialias_matrix(g: Graph, axes: Axes, scales, align_corners: bool, cubic: b
     ratio = aten_scale(g, axes, scales, align_corners)
     stretch = g.Unsqueeze(g.Max(ratio, 1.0), [-1])  # [A, 1, 1]: the downscale factor, 1 when upscaling
     support = g.Mul(stretch, 2.0 if cubic else 1.0)
-    invscale = g.Div(1.0, stretch)
+    invscale = g.Reciprocal(stretch)  # (onnxruntime rewrites Mul(Div(1, a), b) as Div(b, a): other rounding)
     center = g.Unsqueeze(g.Mul(ratio, g.Add(g.Cast(axes.dst, to=g.opmath), 0.5)), [-1])  # [A, out, 1]
     # the window [xmin, xmax): truncating casts, as aten's; aten's cap of its size at 2 ceil(support) + 1 never binds
     xmin = g.Max(g.Cast(g.Add(g.Sub(center, support), 0.5), to=INT64), 0)

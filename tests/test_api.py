@@ -83,7 +83,7 @@ def test_functions_are_valid_and_standard_only():
         assert function.domain == opset.DOMAIN
         onnx.checker.check_function(function)
         domains = {n.domain for n in function.node}
-        assert domains <= {"", "ai.onnx.ml"}, domains
+        assert domains <= {""}, domains
 
 
 def _one_upsample_per_dtype(dtypes):
