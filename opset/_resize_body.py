@@ -275,8 +275,10 @@ def _gradient(g: Graph, key: BodyKey, d_y: str, x: str, in_dims: str, out_dims: 
     grad = g.in_opmath(d_y)
     rows = g.Split(bands.rows, axis=0, num_outputs=rank, outputs=rank) if rank > 1 else [bands.rows]
     weights = g.Split(bands.weight, axis=0, num_outputs=rank, outputs=rank) if rank > 1 else [bands.weight]
-    for axis in range(rank):
-        end = g.Slice(in_dims, [axis], [axis + 1])
-        grad = contract(g, grad, g.Slice(rows[axis], [0], end, [2]), g.Slice(weights[axis], [0], end, [2]), axis,
-                        rank)
+    for axis in range(rank):  # an axis Resize keeps is skipped (most often N and C): a pass over dY less
+        keep, resize = g.branch(), g.branch()
+        end = resize.Slice(in_dims, [axis], [axis + 1])
+        contracted = contract(resize, grad, resize.Slice(rows[axis], [0], end, [2]),
+                              resize.Slice(weights[axis], [0], end, [2]), axis, rank)
+        grad = g.If(g.Gather(kept, axis), then_branch=keep.graph([grad]), else_branch=resize.graph([contracted]))
     return g.like(grad, x)

@@ -1,14 +1,14 @@
 """The function bodies of the separable ops: per resized axis, its taps, and the contraction with them.
 
 The taps are the ONNX twins of _taps.py's tap functions (same arithmetic, dtype for dtype), computed for every
-resized axis at once: [A, out, K] index and weight tensors, A the resized axes, `out` the longest output axis
-(an axis's outputs past its own length get weight 0). The backward of y = M x along an axis is dx = M^T dy,
-contracted here in its gather form: each input i gathers the band of outputs that read it, rows first_i ..
-first_i + J - 1 (J the widest band), weighted by M[o, i] (0 past the band). The bands come from the taps by
-ScatterElements(min / max) over the taps (small: out x K per axis), never from a dense out x in matrix.
+resized axis at once: [A, out, K] index and weight tensors, A the resized axes, `out` the longest output axis.
+They sum into each axis's matrix M [out, in] (rows past an axis's own output length are 0; the antialias filters
+write M directly). The backward of y = M x along an axis is dx = M^T dy, contracted in its gather form: input i
+gathers the band of outputs that read it, rows first_i .. first_i + J - 1 (J the widest band of any axis),
+weighted by M[o, i] (0 past the band): a Gather, a Mul and a ReduceSum per axis.
 
-The tap functions take the static attributes (align_corners, the forward scales) as Python values; lengths
-are run-time values (int64 [A]), so one body serves every shape.
+The tap functions take the static attributes (align_corners, the forward scales, input_size) as Python values;
+the other lengths are run-time values (int64 [A]), so one body serves every shape.
 """
 from __future__ import annotations
 

@@ -101,8 +101,8 @@ RESIZE_MODES += [dict(mode=mode, coordinate_transformation_mode=ctm, exclude_out
 
 # ResizeGrad's body has a fixed part (the plan from the run-time scales / sizes / roi and the checks that give NaN
 # where the kernel refuses them, about 90 nodes): within 120 nodes per axis of X from rank 3 on; below, a bound at
-# today's size (rank 1: 315, rank 2: 328 for antialias with tf_crop_and_resize)
-RESIZE_GRAD_BOUND = {1: 320, 2: 330, 3: 3 * SEPARABLE_TARGET, 4: 4 * SEPARABLE_TARGET}
+# today's largest (antialias with tf_crop_and_resize; the other modes of rank 1: 160 to 250)
+RESIZE_GRAD_BOUND = {1: 320, 2: 340, 3: 3 * SEPARABLE_TARGET, 4: 4 * SEPARABLE_TARGET}
 
 
 @pytest.mark.parametrize("rank", [1, 2, 3, 4])
