@@ -134,6 +134,20 @@ def _domain_nodes(model: onnx.ModelProto):
     return [n for n in walk(model.graph.node) if n.domain == DOMAIN]
 
 
+BODY_NAME_SEPARATOR = "__"  # op type + separator + overload: a body named apart (_choose_bodies)
+
+
+def _restored(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of the model whose nodes that call a body named apart (an attached model, on an onnxruntime that does
+    not select overloads) name their op again, so that it can be validated and attached anew."""
+    model = copy.deepcopy(model)
+    for node in _domain_nodes(model):
+        op_type = node.op_type.split(BODY_NAME_SEPARATOR)[0]
+        if node.op_type not in OPS and op_type in OPS:
+            node.op_type = op_type
+    return model
+
+
 def _label(node: onnx.NodeProto) -> str:
     return f"node {node.name!r}" if node.name else "an unnamed node"
 
@@ -263,7 +277,7 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     functions' default-domain opset is the model's (17 or newer), and the IR version one that
     both the functions (>= 8) and the installed onnxruntime accept.
     """
-    model = copy.deepcopy(model)
+    model = _restored(model)
     imports = {o.domain: o for o in model.opset_import}
     default = imports.get("", imports.get("ai.onnx"))
     if default is None:
@@ -281,7 +295,8 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     _fill_optional_outputs(model)
     bodies = _choose_bodies(model, _value_types(inferred), default.version)
     used = {key.op_type for key in bodies.values()}
-    kept = [f for f in model.functions if not (f.domain == DOMAIN and f.name in used)]
+    kept = [f for f in model.functions
+            if not (f.domain == DOMAIN and f.name.split(BODY_NAME_SEPARATOR)[0] in used)]
     del model.functions[:]
     model.functions.extend(kept)
     for (name, overload), key in bodies.items():
@@ -342,7 +357,7 @@ def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int) -> d
         else:
             node.overload = ""
             if len({k for k in keys if k.op_type == key.op_type}) > 1:
-                node.op_type = f"{key.op_type}__{key.overload}"
+                node.op_type = key.op_type + BODY_NAME_SEPARATOR + key.overload
         bodies[(node.op_type, node.overload)] = key
     return bodies
 

@@ -148,6 +148,9 @@ def test_attach_names_each_body_when_onnxruntime_does_not_select_overloads(monke
     for c, value in zip((0, 1), got):
         want = opset.OPS["UpsampleBilinear2dGrad"].reference(feeds["g"], [2, 3, 5, 6], [9, 11], align_corners=c)
         np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-5)
+    # the attached model validates and attaches again (to_ascend and the CLI read attached models)
+    again = opset.attach(attached)
+    assert [n.op_type for n in again.graph.node] == names and len(again.functions) == 2
 
 
 def test_attach_keeps_the_double_body_when_onnxruntime_does_not_select_overloads(monkeypatch):
