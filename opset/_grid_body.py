@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 from typing import List, Optional
 
-import numpy as np
-
 from ._graph import INT64, BodyKey, Graph
 
 # bicubic: the four taps' offsets from floor(pixel), and Keys' coefficients of the taps as cubics in the fraction t,
@@ -151,7 +149,7 @@ def _gradients(g: Graph, inputs: List[str], spatial: int, mode: str, padding: st
     coords = g.Reshape(g.in_opmath(grid), g.Concat(g.Shape(image, start=0, end=1), points, [spatial], axis=0),
                        allowzero=1)
     dims = g.Shape(image)
-    taps, keys, reads, inside_all = [], None, None, None
+    taps, keys, inside_all = [], None, None
     stride = g.value(1)
     tap_axes = list(range(2, 2 + spatial))  # [N, P, K_0, .., K_{spatial-1}]: one tap axis per spatial axis
     for axis in reversed(range(spatial)):  # W first: its stride is 1

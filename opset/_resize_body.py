@@ -175,7 +175,7 @@ def resize_grad_body(key: BodyKey, inputs: List[str], rank: int) -> onnx.Functio
     every node all five, an absent one as an empty tensor)."""
     g = key.graph()
     attrs = dict(key.attributes)
-    mode, ctm, policy = attrs["mode"], attrs["coordinate_transformation_mode"], attrs["keep_aspect_ratio_policy"]
+    ctm, policy = attrs["coordinate_transformation_mode"], attrs["keep_aspect_ratio_policy"]
     axes = attrs.get("axes")
     listed = list(range(rank)) if not axes else [a % rank for a in axes]
     count = len(listed)

@@ -17,10 +17,10 @@ from onnx import defs
 
 from . import _onnx_resize
 from ._common import (
-    FLOAT_TYPES, ReferenceOp, ResampleGradError, attribute_value, check_dim_equal, check_float_dtypes, input_elem_type,
+    FLOAT_TYPES, ReferenceOp, ResampleGradError, attribute_value, check_float_dtypes, input_elem_type,
     input_shape, make_schema, make_tensor_type,
 )
-from ._onnx_resize import COORDINATE_MODES, MODES, NEAREST_MODES, POLICIES, ResizeAttributes
+from ._onnx_resize import COORDINATE_MODES, NEAREST_MODES, POLICIES, ResizeAttributes
 from ._resize_v2 import constant_input
 from ._graph import BodyKey
 from ._resize_body import resize_grad_body
