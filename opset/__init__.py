@@ -1,8 +1,8 @@
-"""The resample_grad ONNX domain: schemas, onnxscript functions and NumPy references of its ops.
+"""The resample_grad ONNX domain: schemas, function bodies and NumPy references of its ops.
 
     DOMAIN, VERSION           the custom domain and its opset version (each op has a since_version)
     OPS                       op type -> Op(op_type, schema, function, reference, since_version)
-    functions()               the FunctionProtos (standard ops only)
+    functions(model)          the FunctionProtos attach() gives a model's nodes (standard ops only)
     attach(model)             a model with the functions and opset imports it needs
     reference_ops()           classes for onnx.reference.ReferenceEvaluator(new_ops=...)
     make_node(op_type, ...)   a NodeProto in the domain
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Dict, List, NamedTuple
+from typing import Callable, Dict, List, NamedTuple, Optional
 
 import numpy as np
 import onnx
@@ -27,7 +27,7 @@ from . import (
     upsample_nearest_exact2d_grad, upsample_nearest_exact3d_grad, upsample_trilinear3d_backward,
 )
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, walk
-from ._script import FLOAT32_OVERLOAD, ML_DOMAIN
+from ._graph import BodyKey
 
 __all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
            "schemas", "validate_model"]
@@ -37,8 +37,9 @@ class Op(NamedTuple):
     """One op of the domain, its definitions side by side (all in the op's module, named after it)."""
     op_type: str
     schema: onnx.defs.OpSchema
-    function: onnx.FunctionProto  # the default body: computes in double
-    function_float32: onnx.FunctionProto  # the overload "float32": computes in float32 (attach picks it)
+    body: Callable[[BodyKey], onnx.FunctionProto]  # the function body of a node (attach() picks the key)
+    body_attributes: Dict[str, object]  # the attributes that shape the body, with their defaults
+    rank_input: Optional[int]  # the input whose rank shapes the body too (None: no such input)
     reference: object  # the NumPy function
     evaluator: type  # the onnx.reference OpRun class
 
@@ -56,8 +57,18 @@ _MODULES = (
     upsample_bicubic2d_aa_grad, resize_nearest_neighbor_v2_grad, resize_bicubic_v2_grad, resize_linear_grad,
     resize_grad,
 )
-OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.FUNCTION, m.FUNCTION_FLOAT32, getattr(m, m.__name__.rsplit(".", 1)[1]),
-                                    getattr(m, m.OP_TYPE)) for m in _MODULES}
+
+
+def _attribute_defaults(schema: onnx.defs.OpSchema) -> dict:
+    """{name: default} of the schema's attributes (None where it has none)."""
+    return {name: onnx.helper.get_attribute_value(a.default_value) if a.default_value.name else None
+            for name, a in schema.attributes.items()}
+
+
+OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.body, _attribute_defaults(m.SCHEMA),
+                                    getattr(m, "RANK_INPUT", None),
+                                    getattr(m, m.__name__.rsplit(".", 1)[1]), getattr(m, m.OP_TYPE))
+                      for m in _MODULES}
 
 
 def _register_schemas() -> None:
@@ -75,9 +86,16 @@ def schemas() -> List[onnx.defs.OpSchema]:
     return [op.schema for op in OPS.values()]
 
 
-def functions() -> List[onnx.FunctionProto]:
-    """The FunctionProtos of every op (default-domain opset 18 and ai.onnx.ml 3; attach() adapts them to a model)."""
-    return [copy.deepcopy(op.function) for op in OPS.values()]
+def functions(model: onnx.ModelProto) -> List[onnx.FunctionProto]:
+    """The FunctionProtos attach() gives the resample_grad nodes of `model`, one per distinct body (standard ops
+    only; each body specialised to its nodes' attributes and dtype)."""
+    return [f for f in attach(model).functions if f.domain == DOMAIN]
+
+
+def _function(key: BodyKey, overload: str) -> onnx.FunctionProto:
+    function = OPS[key.op_type].body(key)
+    function.overload = overload
+    return function
 
 
 def make_node(op_type: str, inputs, outputs, name: str = "", **attributes) -> onnx.NodeProto:
@@ -105,6 +123,20 @@ def max_onnxruntime_ir_version() -> int:
 
 def _domain_nodes(model: onnx.ModelProto):
     return [n for n in walk(model.graph.node) if n.domain == DOMAIN]
+
+
+BODY_NAME_SEPARATOR = "__"  # op type + separator + overload: a body named apart (_choose_bodies)
+
+
+def _restored(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of the model whose nodes that call a body named apart (an attached model, on an onnxruntime that does
+    not select overloads) name their op again, so that it can be validated and attached anew."""
+    model = copy.deepcopy(model)
+    for node in _domain_nodes(model):
+        op_type = node.op_type.split(BODY_NAME_SEPARATOR)[0]
+        if node.op_type not in OPS and op_type in OPS:
+            node.op_type = op_type
+    return model
 
 
 def _label(node: onnx.NodeProto) -> str:
@@ -227,15 +259,16 @@ def _raise_if_ours(error: Exception) -> None:
 def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of `model` with the functions of the resample_grad ops it uses and the opset imports they need.
 
-    The functions' default-domain opset is set to the model's (17 or newer), and the IR
-    version to one that both the functions (>= 8) and the installed onnxruntime accept.
-    Every resample_grad node is validated first (ResampleGradError on bad attributes).
-    A node whose input is float, float16 or bfloat16 gets the function's float32 body (its
-    `overload` field, IR 10) when the installed onnxruntime runs the body a node names
-    (onnxruntime_selects_overloads); any other node, or one whose input type inference cannot
-    tell, the default double body.
+    Every resample_grad node is validated first (ResampleGradError on bad attributes), then
+    gets a body built for what it statically is (_body_key): its dtype (float32 arithmetic for
+    float and the half types, double for double), its attributes and its named outputs, so the
+    body holds only what the node computes. The body is the op's function with the key's
+    `overload` (IR 10) when the installed onnxruntime runs the body a node names
+    (onnxruntime_selects_overloads); otherwise _choose_bodies names bodies apart. The
+    functions' default-domain opset is the model's (17 or newer), and the IR version one that
+    both the functions (>= 8) and the installed onnxruntime accept.
     """
-    model = copy.deepcopy(model)
+    model = _restored(model)
     imports = {o.domain: o for o in model.opset_import}
     default = imports.get("", imports.get("ai.onnx"))
     if default is None:
@@ -247,51 +280,76 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
                                           f"onnx.version_converter first)")
     if DOMAIN not in imports:
         model.opset_import.append(onnx.helper.make_opsetid(DOMAIN, VERSION))
-    ml = imports.get(ML_DOMAIN)
-    if ml is None:
-        model.opset_import.append(onnx.helper.make_opsetid(ML_DOMAIN, 3))
-        ml_version = 3
-    elif ml.version < 2:
-        raise ResampleGradError("attach", f"the model imports {ML_DOMAIN} opset {ml.version}; the functions need 2 "
-                                          "or newer (LabelEncoder with keys_strings)")
-    else:
-        ml_version = ml.version
-
     inferred = validate_model(model)
     _fill_output_types(model, inferred)
     _fill_optional_inputs(model)
     _fill_optional_outputs(model)
-    bodies = _choose_bodies(model, _value_types(inferred))
-    used = {op_type for op_type, _ in bodies}
-    kept = [f for f in model.functions if not (f.domain == DOMAIN and f.name in used)]
+    bodies = _choose_bodies(model, _value_types(inferred), default.version)
+    used = {key.op_type for key in bodies.values()}
+    kept = [f for f in model.functions
+            if not (f.domain == DOMAIN and f.name.split(BODY_NAME_SEPARATOR)[0] in used)]
     del model.functions[:]
     model.functions.extend(kept)
-    for op_type in OPS:
-        for overload in ("", FLOAT32_OVERLOAD):
-            if (op_type, overload) not in bodies:
-                continue
-            function = copy.deepcopy(OPS[op_type].function_float32 if overload else OPS[op_type].function)
-            for entry in function.opset_import:
-                if entry.domain in ("", "ai.onnx"):
-                    entry.version = default.version
-                elif entry.domain == ML_DOMAIN:
-                    entry.version = ml_version
-            model.functions.append(function)
+    for (name, overload), key in bodies.items():
+        function = _function(key, overload)
+        function.name = name
+        for entry in function.opset_import:
+            if entry.domain in ("", "ai.onnx"):
+                entry.version = default.version
+        model.functions.append(function)
     needed = OVERLOAD_IR_VERSION if any(overload for _, overload in bodies) else FUNCTION_IR_VERSION
     model.ir_version = max(needed, min(model.ir_version or onnx.IR_VERSION, max_onnxruntime_ir_version()))
     return model
 
 
-def _choose_bodies(model: onnx.ModelProto, types: dict) -> set:
-    """Sets each resample_grad node's `overload` (the float32 body for float and half inputs) and returns the
-    (op type, overload) bodies the model needs."""
+def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version: int) -> BodyKey:
+    """What the node statically is: its dtype, with float32 arithmetic for float and half inputs (double and any dtype
+    when onnxruntime cannot select bodies: that body serves every dtype), its attributes, its named outputs."""
+    op = OPS[node.op_type]
+    value_type = types.get(node.input[0]) if node.input else None
+    elem = value_type.tensor_type.elem_type if value_type is not None and value_type.HasField("tensor_type") else 0
+    opmath = onnx.TensorProto.FLOAT if overloads and elem in FLOAT32_BODY_TYPES else onnx.TensorProto.DOUBLE
+    dtype = elem if overloads else 0
+    given = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    attributes = tuple((name, _plain(given.get(name, default))) for name, default in op.body_attributes.items())
+    if op.rank_input is not None:  # a body that depends on an input's rank
+        rank_type = types.get(node.input[op.rank_input])
+        if rank_type is None or not rank_type.tensor_type.HasField("shape"):
+            raise ResampleGradError(node.op_type, f"{_label(node)}: attach() needs the rank of input "
+                                                  f"'{op.schema.inputs[op.rank_input].name}' (give it a shape)")
+        attributes += (("rank", len(rank_type.tensor_type.shape.dim)),)
+    wanted = tuple(k < len(node.output) and node.output[k] != "" for k in range(len(op.schema.outputs)))
+    return BodyKey(node.op_type, opmath, dtype, attributes, wanted, opset_version)
+
+
+def _plain(value):
+    """An attribute value as a hashable Python value."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, (list, tuple)) or hasattr(value, "__len__") and not isinstance(value, str):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int) -> dict:
+    """Gives each resample_grad node the body of what it statically is (_body_key) and returns the bodies the model
+    needs, {(function name, overload): key}.
+
+    A node's body is its op's function with the key's overload. An onnxruntime that does not select overloads runs
+    one body per function name: there a node whose op has one body in the model calls the op's function, and the
+    nodes of an op with several bodies call a function named per body (the native kernels then do not take them)."""
     overloads = onnxruntime_selects_overloads()
-    bodies = set()
-    for node in _domain_nodes(model):
-        value_type = types.get(node.input[0]) if node.input else None
-        elem = value_type.tensor_type.elem_type if value_type is not None and value_type.HasField("tensor_type") else 0
-        node.overload = FLOAT32_OVERLOAD if overloads and elem in FLOAT32_BODY_TYPES else ""
-        bodies.add((node.op_type, node.overload))
+    nodes = list(_domain_nodes(model))
+    keys = [_body_key(node, types, overloads, opset_version) for node in nodes]
+    bodies = {}
+    for node, key in zip(nodes, keys):
+        if overloads:
+            node.overload = key.overload
+        else:
+            node.overload = ""
+            if len({k for k in keys if k.op_type == key.op_type}) > 1:
+                node.op_type = key.op_type + BODY_NAME_SEPARATOR + key.overload
+        bodies[(node.op_type, node.overload)] = key
     return bodies
 
 
@@ -321,7 +379,7 @@ def _fill_optional_outputs(model: onnx.ModelProto) -> None:
     """A node that leaves trailing optional outputs out names them "" instead: the same node in ONNX, but
     onnxruntime's function inliner fails on a node with fewer outputs than its function."""
     for node in _domain_nodes(model):
-        while len(node.output) < len(OPS[node.op_type].function.output):
+        while len(node.output) < len(OPS[node.op_type].schema.outputs):
             node.output.append("")
 
 

@@ -3,7 +3,7 @@
 Every separable op of the domain is a tap function per resized axis plus one shared contraction
 (`separable_backward`): the forward is y = x contracted with M_a along each axis a, where
 M_a[o, i] = sum of the weights of output o's taps on input i, so the backward is dy contracted
-with M_a^T. A new resampling mode is a new tap function here (and its twins in _script.py and
+with M_a^T. A new resampling mode is a new tap function here (and its twins in _separable_body.py and
 runtime/src/taps.h), not a new kernel.
 
 The arithmetic of each tap function follows its framework, dtype for dtype, because an index
@@ -264,7 +264,8 @@ def _tf_linear(i, o, s, ac, hp, m):
     return aten_linear(i, o, ac, s, m) if (ac or hp) else tf_legacy_linear(i, o, s, m)
 
 # Every tap function of the domain, called as (in, out, scale, align_corners, half_pixel_centers, opmath). A kind's
-# position is its number in the kernels (runtime/src/taps.h TapKind); the onnxscript twins are _script_taps.*Axis.
+# position is its number in the kernels (runtime/src/taps.h TapKind); the function bodies' twins are
+# _separable_body.MATRICES.
 TAP_KINDS = {
     "nearest": lambda i, o, s, ac, hp, m: aten_nearest(i, o, s),
     "nearest_exact": lambda i, o, s, ac, hp, m: aten_nearest_exact(i, o, s),

@@ -11,13 +11,12 @@ graphs of TF models get their gradient from ResizeGrad.
 """
 from __future__ import annotations
 
-from onnxscript import opset18 as op
-from onnxscript import script
+import onnx
 
 from ._common import ReferenceOp
 from ._resize_v2 import ResizeV2Spec
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import AxisSize, CubicAxis, IsDouble, ShapeChecked
+from ._graph import BodyKey
+from ._separable_body import resize_v2_body
 
 OP_TYPE = "ResizeBicubicV2Grad"
 SPEC = ResizeV2Spec(OP_TYPE, since_version=2, spatial=2, taps="cubic")
@@ -37,20 +36,5 @@ class ResizeBicubicV2Grad(ReferenceOp):
         return (resize_bicubic_v2_grad(grads, original_image, align_corners or 0, scales),)
 
 
-@script(OPSET, default_opset=op)
-def _function(grads, original_image, align_corners: int = 0, scales: list[float] = (0.0, 0.0)):
-    """Both axes contracted with their taps (_script_taps.CubicAxis), in the body's arithmetic type (_script.ToOpmath)."""
-    sizes = op.Shape(original_image)
-    forward_scales = op.Constant(value_floats=scales)
-    corners = op.Constant(value_int=align_corners)
-    is_double = IsDouble(grads)
-    h = op.Constant(value_ints=[2])
-    w = op.Constant(value_ints=[3])
-    expected = op.Concat(op.Shape(original_image, start=0, end=2), op.Constant(value_ints=[-1, -1]), axis=0)
-    grad = ToOpmath(ShapeChecked(grads, expected))
-    grad = CubicAxis(grad, h, AxisSize(sizes, h), op.Gather(forward_scales, 0), corners, is_double)
-    grad = CubicAxis(grad, w, AxisSize(sizes, w), op.Gather(forward_scales, 1), corners, is_double)
-    return op.CastLike(grad, grads)
-
-
-FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["y"])
+def body(key: BodyKey) -> onnx.FunctionProto:
+    return resize_v2_body(SPEC, key)

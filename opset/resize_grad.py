@@ -14,19 +14,16 @@ import numpy as np
 import onnx
 from onnx import defs
 
-from onnxscript import opset18 as op
-from onnxscript import script
 
 from . import _onnx_resize
 from ._common import (
-    FLOAT_TYPES, ReferenceOp, ResampleGradError, attribute_value, check_dim_equal, check_float_dtypes, input_elem_type,
+    FLOAT_TYPES, ReferenceOp, ResampleGradError, attribute_value, check_float_dtypes, input_elem_type,
     input_shape, make_schema, make_tensor_type,
 )
-from ._onnx_resize import COORDINATE_MODES, MODES, NEAREST_MODES, POLICIES, ResizeAttributes
+from ._onnx_resize import COORDINATE_MODES, NEAREST_MODES, POLICIES, ResizeAttributes
 from ._resize_v2 import constant_input
-from ._script import DOUBLE, INT64, OPSET, ToOpmath, finish_bodies, ml
-from ._script_resize import ResizeAxisMatrix
-from ._script_taps import ContractAxis
+from ._graph import BodyKey
+from ._resize_body import resize_grad_body
 from ._taps import separable_backward
 
 OP_TYPE = "ResizeGrad"
@@ -134,108 +131,11 @@ SCHEMA = make_schema(
     type_constraints=[("T2", FLOAT_TYPES, "The roi's type, as Resize's T2.")])
 
 
-# --------------------------------------------------------------------------- onnxscript function
+# --------------------------------------------------------------------------- function body
 
-@script(OPSET, default_opset=op)
-def _function(dY, X, roi, scales, sizes, mode: str = "nearest", coordinate_transformation_mode: str = "half_pixel",
-              nearest_mode: str = "round_prefer_floor", cubic_coeff_a: float = -0.75, exclude_outside: int = 0,
-              extrapolation_value: float = 0.0, antialias: int = 0, axes: list[int] = (),
-              keep_aspect_ratio_policy: str = "stretch"):
-    """Each resized axis contracted with its dense tap matrix (_script_resize.ResizeAxisMatrix), in a Loop over the
-    axes, in the body's arithmetic type (_script.ToOpmath). attach() gives every node all five inputs (an absent one as an empty tensor). Run-time values
-    the kernel refuses (scales and sizes both or neither given, a wrong count, a scale not finite and > 0, a size <= 0,
-    scales with a keep_aspect_ratio_policy, a roi of the wrong length, sizes making an empty axis non-empty) and a dY
-    whose shape Resize would not produce give NaN shaped like X (a function cannot raise; the kernel names the fault)."""
-    mode_code = ml.LabelEncoder(op.Constant(value_string=mode), default_int64=-1,
-                                keys_strings=["nearest", "linear", "cubic"], values_int64s=[0, 1, 2])
-    ctm = ml.LabelEncoder(op.Constant(value_string=coordinate_transformation_mode), default_int64=-1,
-                          keys_strings=["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"],
-                          values_int64s=[0, 1, 2, 3, 4, 5, 6])
-    rounding = ml.LabelEncoder(op.Constant(value_string=nearest_mode), default_int64=-1,
-                               keys_strings=["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"],
-                               values_int64s=[0, 1, 2, 3])
-    policy = ml.LabelEncoder(op.Constant(value_string=keep_aspect_ratio_policy), default_int64=-1,
-                             keys_strings=["stretch", "not_larger", "not_smaller"], values_int64s=[0, 1, 2])
-    a = op.Constant(value_float=cubic_coeff_a)
-    outside = op.Constant(value_int=exclude_outside)
-    smooth = op.Constant(value_int=antialias)
-    in_dims = op.Shape(X)
-    out_dims = op.Shape(dY)
-    rank = op.Size(in_dims)
-    given_axes = op.Constant(value_ints=axes)
-    if op.Equal(op.Size(given_axes), 0):
-        listed = op.Range(op.Constant(value_int=0), rank, op.Constant(value_int=1))
-    else:
-        listed = op.Mod(op.Add(given_axes, rank), rank)
-    count = op.Size(listed)
-    count_1d = op.Reshape(count, op.Constant(value_ints=[1]))
-    ones = op.Expand(op.Constant(value_float=1.0), op.Reshape(rank, op.Constant(value_ints=[1])))
-    in_float = op.Cast(in_dims, to=onnx.TensorProto.FLOAT)
-    # The absent ones of scales / sizes / roi are padded to full length, so every branch has valid shapes.
-    listed_in = op.Gather(in_float, listed)
-    flat = op.Constant(value_ints=[-1])  # scales and sizes of any rank read flat, as the kernel and the reference
-    given_scales = op.Slice(op.Concat(op.Cast(op.Reshape(scales, flat), to=onnx.TensorProto.FLOAT), op.Expand(op.Constant(value_float=1.0),
-                                                                                            count_1d), axis=0),
-                            op.Constant(value_ints=[0]), count_1d)
-    given_sizes = op.Slice(op.Concat(op.Reshape(sizes, flat), op.Gather(in_dims, listed), axis=0), op.Constant(value_ints=[0]), count_1d)
-    # per-axis scale and expected output length, as onnxruntime's Resize computes them
-    ratios = op.Div(op.Cast(given_sizes, to=onnx.TensorProto.FLOAT), listed_in)
-    joint = op.Where(op.Equal(policy, 1), op.ReduceMin(ratios, keepdims=1), op.ReduceMax(ratios, keepdims=1))
-    chosen = op.Where(op.Equal(policy, 0), ratios, op.Expand(joint, op.Shape(ratios)))
-    has_scales = op.Greater(op.Size(scales), 0)
-    scale_of = op.ScatterElements(ones, listed, op.Where(has_scales, given_scales, chosen))
-    product = op.Mul(scale_of, in_float)
-    from_scales = op.Cast(product, to=INT64)  # ComputeOutputShape: the float product, truncated
-    from_policy = op.Cast(op.Floor(op.Add(product, 0.5)), to=INT64)  # std::round of a positive value
-    from_sizes = op.Where(op.Equal(policy, 0), op.ScatterElements(in_dims, listed, given_sizes), from_policy)
-    expected = op.Where(has_scales, from_scales, from_sizes)
-    flat_roi = op.Cast(op.Reshape(roi, op.Constant(value_ints=[-1])), to=onnx.TensorProto.FLOAT)
-    default_roi = op.Concat(op.Expand(op.Constant(value_float=0.0), count_1d), op.Expand(op.Constant(value_float=1.0),
-                                                                                          count_1d), axis=0)
-    use_roi = op.And(op.Equal(ctm, 6), op.Equal(op.Size(roi), op.Mul(count, 2)))
-    padded_roi = op.Slice(op.Concat(flat_roi, default_roi, axis=0), op.Constant(value_ints=[0]), op.Mul(count_1d, 2))
-    roi_values = op.Where(use_roi, padded_roi, default_roi)
-    zeros = op.Sub(ones, ones)
-    starts = op.ScatterElements(zeros, listed, op.Slice(roi_values, op.Constant(value_ints=[0]), count_1d))
-    ends = op.ScatterElements(ones, listed, op.Slice(roi_values, count_1d, op.Mul(count_1d, 2)))
-    # Everything the kernel refuses at run time (the values attach() cannot see) gives NaN shaped like X.
-    has_sizes = op.Greater(op.Size(sizes), 0)
-    refused = op.Or(op.Equal(has_scales, has_sizes),
-                    op.Or(op.And(has_scales, op.Not(op.Equal(op.Size(scales), count))),
-                          op.And(has_sizes, op.Not(op.Equal(op.Size(sizes), count)))))
-    finite = op.Not(op.IsInf(given_scales))
-    bad_scales = op.Equal(op.ReduceMin(op.Cast(op.And(op.Greater(given_scales, 0.0), finite), to=INT64), keepdims=0), 0)
-    refused = op.Or(refused, op.And(has_scales, op.Or(bad_scales, op.Not(op.Equal(policy, 0)))))
-    bad_sizes = op.Equal(op.ReduceMin(op.Cast(op.Greater(given_sizes, op.Constant(value_int=0)), to=INT64), keepdims=0), 0)
-    refused = op.Or(refused, op.And(has_sizes, bad_sizes))
-    empty_axis = op.And(op.Equal(in_dims, op.Constant(value_int=0)), op.Not(op.Equal(expected, op.Constant(value_int=0))))
-    refused = op.Or(refused, op.Cast(op.ReduceMax(op.Cast(empty_axis, to=INT64), keepdims=0), to=onnx.TensorProto.BOOL))
-    bad_roi = op.And(op.And(op.Equal(ctm, 6), op.Greater(op.Size(roi), 0)), op.Not(op.Equal(op.Size(roi), op.Mul(count, 2))))
-    refused = op.Or(refused, bad_roi)
-    mismatch = op.Equal(op.ReduceMin(op.Cast(op.Equal(expected, out_dims), to=INT64), keepdims=0), 0)
-    invalid = op.Or(refused, mismatch)
-    grad = ToOpmath(dY)
-    changes = op.Equal(op.ReduceMin(op.Cast(op.Equal(out_dims, in_dims), to=INT64), keepdims=0), 0)  # else Resize copies
-    if op.And(changes, op.Not(invalid)):
-        # the axes Resize changes (antialias keeps an axis whose length is kept, the others one whose scale is 1),
-        # first to last: a Loop over them alone carries grad without a copy per kept axis
-        smoothing = op.Cast(smooth, to=onnx.TensorProto.BOOL)
-        keeps = op.Or(op.And(smoothing, op.Equal(in_dims, out_dims)), op.And(op.Not(smoothing), op.Equal(scale_of, 1.0)))
-        changed = op.Compress(op.Range(op.Constant(value_int=0), rank, op.Constant(value_int=1)), op.Not(keeps))
-        for k in range(op.Size(changed)):
-            axis = op.Gather(changed, k)
-            position = op.Reshape(axis, op.Constant(value_ints=[1]))
-            matrix = ResizeAxisMatrix(mode_code, ctm, rounding, a, outside, smooth, op.Gather(in_dims, position),
-                                      op.Gather(out_dims, position), op.Gather(scale_of, axis),
-                                      op.Gather(starts, axis), op.Gather(ends, axis))
-            grad = ContractAxis(grad, op.Cast(matrix, to=DOUBLE), position)
-    if invalid:
-        nan = op.Div(op.Constant(value_float=0.0), op.Constant(value_float=0.0))
-        result = op.CastLike(op.Expand(nan, in_dims), X)
-    else:
-        result = op.CastLike(grad, X)
-    return result
+RANK_INPUT = 1  # the body depends on X's rank (attach() puts it in the key as "rank")
 
 
-FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["dX"])
+def body(key: BodyKey) -> onnx.FunctionProto:
+    """The function body of a node of these attributes (_resize_body.resize_grad_body)."""
+    return resize_grad_body(key, ["dY", "X", "roi", "scales", "sizes"], key.attribute("rank"))

@@ -8,13 +8,12 @@ bool align_corners, float? scales=None) -> Tensor with grads/original_image inpu
 """
 from __future__ import annotations
 
-from onnxscript import opset18 as op
-from onnxscript import script
+import onnx
 
 from ._common import ReferenceOp
 from ._resize_v2 import ResizeV2Spec
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import AxisSize, IsDouble, LinearAxis, ShapeChecked
+from ._graph import BodyKey
+from ._separable_body import resize_v2_body
 
 OP_TYPE = "ResizeLinearGrad"
 SPEC = ResizeV2Spec(OP_TYPE, since_version=2, spatial=1, taps="linear", scale_attr="scale")
@@ -33,15 +32,5 @@ class ResizeLinearGrad(ReferenceOp):
         return (resize_linear_grad(grads, original_image, align_corners or 0, scale or 0.0),)
 
 
-@script(OPSET, default_opset=op)
-def _function(grads, original_image, align_corners: int = 0, scale: float = 0.0):
-    """The length axis contracted with its linear taps (_script_taps.LinearAxis), in the body's arithmetic type (_script.ToOpmath)."""
-    length = op.Constant(value_ints=[2])
-    expected = op.Concat(op.Shape(original_image, start=0, end=2), op.Constant(value_ints=[-1]), axis=0)
-    grad = LinearAxis(ToOpmath(ShapeChecked(grads, expected)), length,
-                      AxisSize(op.Shape(original_image), length), op.Constant(value_float=scale),
-                      op.Constant(value_int=align_corners), IsDouble(grads))
-    return op.CastLike(grad, grads)
-
-
-FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, ["y"])
+def body(key: BodyKey) -> onnx.FunctionProto:
+    return resize_v2_body(SPEC, key)

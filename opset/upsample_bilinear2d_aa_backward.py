@@ -8,12 +8,11 @@ by the downscale factor, weights normalised to sum 1 (aten _compute_indices_min_
 """
 from __future__ import annotations
 
-from onnxscript import opset18 as op
-from onnxscript import script
+import onnx
 
 from ._common import ReferenceOp
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import AntialiasAxis, AxisSize, IsDouble, ShapeChecked, UpsampleShape
+from ._graph import BodyKey
+from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleBilinear2dAABackward"
@@ -30,18 +29,5 @@ class UpsampleBilinear2dAABackward(ReferenceOp):
         return (upsample_bilinear2d_aa_backward(grad_output, input_size, output_size, align_corners or 0, scales_h or 0.0, scales_w or 0.0),)
 
 
-@script(OPSET, default_opset=op)
-def _function(grad_output, input_size: list[int], output_size: list[int] = (), align_corners: int = 0, scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with its taps (_script_taps.AntialiasAxis), in the body's arithmetic type (_script.ToOpmath)."""
-    sizes = op.Constant(value_ints=input_size)
-    corners = op.Constant(value_int=align_corners)
-    is_double = IsDouble(grad_output)
-    grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    h = op.Constant(value_ints=[2])
-    w = op.Constant(value_ints=[3])
-    grad = AntialiasAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h), corners, op.Constant(value_int=0), is_double)
-    grad = AntialiasAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w), corners, op.Constant(value_int=0), is_double)
-    return op.CastLike(grad, grad_output)
-
-
-FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, [SPEC.output])
+def body(key: BodyKey) -> onnx.FunctionProto:
+    return upsample_body(SPEC, key)

@@ -9,12 +9,11 @@ compute_source_index_and_lambda; out == in copies).
 """
 from __future__ import annotations
 
-from onnxscript import opset18 as op
-from onnxscript import script
+import onnx
 
 from ._common import ReferenceOp
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import LinearAxis, AxisSize, IsDouble, ShapeChecked, UpsampleShape
+from ._graph import BodyKey
+from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleBilinear2dGrad"
@@ -31,20 +30,5 @@ class UpsampleBilinear2dGrad(ReferenceOp):
         return (upsample_bilinear2d_grad(grad_output, input_size, output_size, align_corners or 0, scales_h or 0.0, scales_w or 0.0),)
 
 
-@script(OPSET, default_opset=op)
-def _function(grad_output, input_size: list[int], output_size: list[int], align_corners: int = 0, scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with its taps (_script_taps.LinearAxis), in the body's arithmetic type (_script.ToOpmath)."""
-    sizes = op.Constant(value_ints=input_size)
-    corners = op.Constant(value_int=align_corners)
-    is_double = IsDouble(grad_output)
-    grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    # H first (the 2-D form): the last axis, which moves to the front and back, then has the smaller tensor
-    if op.Equal(op.Size(sizes), 4):
-        h = op.Constant(value_ints=[2])
-        grad = LinearAxis(grad, h, AxisSize(sizes, h), op.Constant(value_float=scales_h), corners, is_double)
-    w = op.Sub(op.Reshape(op.Size(sizes), op.Constant(value_ints=[1])), 1)  # the last axis
-    grad = LinearAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales_w), corners, is_double)
-    return op.CastLike(grad, grad_output)
-
-
-FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, [SPEC.output])
+def body(key: BodyKey) -> onnx.FunctionProto:
+    return upsample_body(SPEC, key)

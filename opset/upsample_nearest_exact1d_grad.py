@@ -8,12 +8,11 @@ scale = 1 / scales when scales > 0, else L_in / L_out, in float32 as aten comput
 """
 from __future__ import annotations
 
-from onnxscript import opset18 as op
-from onnxscript import script
+import onnx
 
 from ._common import ReferenceOp
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import NearestExactAxis, AxisSize, ShapeChecked, UpsampleShape
+from ._graph import BodyKey
+from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact1dGrad"
@@ -30,14 +29,5 @@ class UpsampleNearestExact1dGrad(ReferenceOp):
         return (upsample_nearest_exact1d_grad(grad_output, input_size, output_size, scales or 0.0),)
 
 
-@script(OPSET, default_opset=op)
-def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales: float = 0.0):
-    """Each spatial axis contracted with its taps (_script_taps.NearestExactAxis), in the body's arithmetic type (_script.ToOpmath)."""
-    sizes = op.Constant(value_ints=input_size)
-    grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    w = op.Constant(value_ints=[2])
-    grad = NearestExactAxis(grad, w, AxisSize(sizes, w), op.Constant(value_float=scales))
-    return op.CastLike(grad, grad_output)
-
-
-FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, [SPEC.output])
+def body(key: BodyKey) -> onnx.FunctionProto:
+    return upsample_body(SPEC, key)

@@ -7,12 +7,11 @@ the 1-D index: min(floor((o + 0.5) * scale), in - 1).
 """
 from __future__ import annotations
 
-from onnxscript import opset18 as op
-from onnxscript import script
+import onnx
 
 from ._common import ReferenceOp
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import ContractNearest2, ShapeChecked, UpsampleShape
+from ._graph import BodyKey
+from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact2dGrad"
@@ -29,14 +28,5 @@ class UpsampleNearestExact2dGrad(ReferenceOp):
         return (upsample_nearest_exact2d_grad(grad_output, input_size, output_size, scales_h or 0.0, scales_w or 0.0),)
 
 
-@script(OPSET, default_opset=op)
-def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales_h: float = 0.0, scales_w: float = 0.0):
-    """Each spatial axis contracted with its taps (_script_taps.ContractNearest2), in the body's arithmetic type (_script.ToOpmath)."""
-    sizes = op.Constant(value_ints=input_size)
-    grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    grad = ContractNearest2(grad, sizes, op.Constant(value_float=scales_h), op.Constant(value_float=scales_w),
-                            op.Constant(value_int=1))
-    return op.CastLike(grad, grad_output)
-
-
-FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, [SPEC.output])
+def body(key: BodyKey) -> onnx.FunctionProto:
+    return upsample_body(SPEC, key)

@@ -7,12 +7,11 @@ as UpsampleNearestExact2dGrad: min(floor((o + 0.5) * scale), in - 1).
 """
 from __future__ import annotations
 
-from onnxscript import opset18 as op
-from onnxscript import script
+import onnx
 
 from ._common import ReferenceOp
-from ._script import OPSET, ToOpmath, finish_bodies
-from ._script_taps import ContractNearest3, ShapeChecked, UpsampleShape
+from ._graph import BodyKey
+from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact3dGrad"
@@ -29,15 +28,5 @@ class UpsampleNearestExact3dGrad(ReferenceOp):
         return (upsample_nearest_exact3d_grad(grad_output, input_size, output_size, scales),)
 
 
-@script(OPSET, default_opset=op)
-def _function(grad_output, input_size: list[int], output_size: list[int] = (), scales: list[float] = ()):
-    """Each spatial axis contracted with its taps (_script_taps.ContractNearest3), in the body's arithmetic type (_script.ToOpmath)."""
-    sizes = op.Constant(value_ints=input_size)
-    grad = ToOpmath(ShapeChecked(grad_output, UpsampleShape(sizes, op.Constant(value_ints=output_size))))
-    forward_scales = op.Slice(op.Concat(op.Constant(value_floats=[0.0, 0.0, 0.0]), op.Constant(value_floats=scales), axis=0),
-                              op.Constant(value_ints=[-3]), op.Constant(value_ints=[6]))  # zeros when absent
-    grad = ContractNearest3(grad, sizes, forward_scales, op.Constant(value_int=1))
-    return op.CastLike(grad, grad_output)
-
-
-FUNCTION, FUNCTION_FLOAT32 = finish_bodies(_function, OP_TYPE, [SPEC.output])
+def body(key: BodyKey) -> onnx.FunctionProto:
+    return upsample_body(SPEC, key)

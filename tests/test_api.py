@@ -77,13 +77,13 @@ def test_attach_keeps_other_functions_and_replaces_stale_ones():
 
 
 def test_functions_are_valid_and_standard_only():
-    functions = opset.functions()
-    assert [f.name for f in functions] == list(opset.OPS)
+    functions = opset.functions(model_using_all_ops()[0])
+    assert sorted(f.name for f in functions) == sorted(ALL_OPS)
     for function in functions:
         assert function.domain == opset.DOMAIN
         onnx.checker.check_function(function)
         domains = {n.domain for n in function.node}
-        assert domains <= {"", "ai.onnx.ml"}, domains
+        assert domains <= {""}, domains
 
 
 def _one_upsample_per_dtype(dtypes):
@@ -102,16 +102,20 @@ def _one_upsample_per_dtype(dtypes):
 def test_attach_gives_float_and_half_inputs_the_float32_body_and_double_the_double_one():
     attached = opset.attach(_one_upsample_per_dtype([np.float32, np.float16, np.float64]))
     onnx.checker.check_model(attached, full_check=True)
-    assert [n.overload for n in attached.graph.node] == ["float32", "float32", ""]
-    assert sorted((f.name, f.overload) for f in attached.functions) == [("UpsampleBilinear2dGrad", ""),
-                                                                         ("UpsampleBilinear2dGrad", "float32")]
+    overloads = [n.overload for n in attached.graph.node]
+    assert [o.split(",")[0] for o in overloads] == ["float32", "float32", "float64"]
+    assert overloads[1].split(",")[1] == "from_float16" and len(set(overloads)) == 3
+    assert sorted((f.name, f.overload) for f in attached.functions) == sorted(
+        ("UpsampleBilinear2dGrad", o) for o in overloads)
     assert attached.ir_version >= opset.OVERLOAD_IR_VERSION
-    # the bodies differ in the arithmetic type their input is cast to: float32 and double
-    for function, want in [(opset.OPS["UpsampleBilinear2dGrad"].function_float32, onnx.TensorProto.FLOAT),
-                           (opset.OPS["UpsampleBilinear2dGrad"].function, onnx.TensorProto.DOUBLE)]:
+    # the bodies differ in the arithmetic type: the float16 one casts its (checked) input to float32, the float and
+    # double ones compute in their own type
+    for overload, want in zip(overloads, [[], [onnx.TensorProto.FLOAT], []]):
+        function = next(f for f in attached.functions if f.overload == overload)
         checked = next(n.output[0] for n in function.node if n.op_type == "Reshape" and n.input[0] == "grad_output")
-        (cast,) = [n for n in function.node if n.op_type == "Cast" and n.input[0] == checked]
-        assert helper.get_attribute_value(cast.attribute[0]) == want
+        casts = [helper.get_attribute_value(n.attribute[0]) for n in function.node
+                 if n.op_type == "Cast" and n.input[0] == checked]
+        assert casts == want, overload
     # each body against torch's autograd on the same values (float32 within float32 rounding, double exactly)
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(0)
@@ -124,6 +128,29 @@ def test_attach_gives_float_and_half_inputs_the_float32_body_and_double_the_doub
     np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got[1].astype(np.float64), want, rtol=2e-2, atol=2e-2)
     np.testing.assert_allclose(got[2], want, rtol=1e-12, atol=1e-12)
+
+
+def test_attach_names_each_body_when_onnxruntime_does_not_select_overloads(monkeypatch):
+    """Where onnxruntime runs one body per function name, two nodes of one op with different bodies (here
+    align_corners 0 and 1) call functions named per body, and each computes its own node."""
+    monkeypatch.setattr(opset, "onnxruntime_selects_overloads", lambda: False)
+    nodes = [opset.make_node("UpsampleBilinear2dGrad", ["g"], [f"x{c}"], input_size=[2, 3, 5, 6], output_size=[9, 11],
+                             align_corners=c) for c in (0, 1)]
+    graph = helper.make_graph(nodes, "two", [helper.make_tensor_value_info("g", onnx.TensorProto.FLOAT, [2, 3, 9, 11])],
+                              [helper.make_tensor_value_info(f"x{c}", onnx.TensorProto.FLOAT, None) for c in (0, 1)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    attached = opset.attach(model)
+    names = [n.op_type for n in attached.graph.node]
+    assert len(set(names)) == 2 and all(name.startswith("UpsampleBilinear2dGrad__") for name in names)
+    assert sorted(f.name for f in attached.functions) == sorted(names)
+    feeds = {"g": np.random.default_rng(0).standard_normal((2, 3, 9, 11)).astype(np.float32)}
+    got = onnxruntime.InferenceSession(attached.SerializeToString()).run(None, feeds)
+    for c, value in zip((0, 1), got):
+        want = opset.OPS["UpsampleBilinear2dGrad"].reference(feeds["g"], [2, 3, 5, 6], [9, 11], align_corners=c)
+        np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-5)
+    # the attached model validates and attaches again (to_ascend and the CLI read attached models)
+    again = opset.attach(attached)
+    assert [n.op_type for n in again.graph.node] == names and len(again.functions) == 2
 
 
 def test_attach_keeps_the_double_body_when_onnxruntime_does_not_select_overloads(monkeypatch):
