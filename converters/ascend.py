@@ -669,35 +669,12 @@ def _plan_node(node, ctx: _Context, family, cast, wide_modes):
     return plan, report, problems, needs_cast
 
 
-def _fold_label_encoders(graph: onnx.GraphProto, outer_strings: dict | None = None) -> None:
-    """LabelEncoder of a constant string (the inlined mode attributes) becomes an int64 Constant,
-    in subgraphs too (outer-scope constants are visible there)."""
-    strings = dict(outer_strings or {})
-    for node in graph.node:
-        if node.op_type == "Constant":
-            for a in node.attribute:
-                if a.name == "value_string":
-                    strings[node.output[0]] = a.s.decode()
-                elif a.name == "value" and a.t.data_type == TensorProto.STRING and len(a.t.string_data) == 1:
-                    strings[node.output[0]] = a.t.string_data[0].decode()
-    for index, node in enumerate(graph.node):
-        if node.op_type == "LabelEncoder" and node.input[0] in strings:
-            a = _attrs(node)
-            # one value per key by LabelEncoder's spec; a malformed table is onnx.checker's to report, not this fold's
-            table = dict(zip(a["keys_strings"], a["values_int64s"], strict=False))
-            value = table.get(strings[node.input[0]], a.get("default_int64", -1))
-            constant = helper.make_tensor(node.output[0], TensorProto.INT64, [], [value])
-            graph.node[index].CopyFrom(helper.make_node("Constant", [], [node.output[0]], value=constant))
-        for sub in subgraphs(graph.node[index]):
-            _fold_label_encoders(sub, strings)
-
-
 def _domains(graph: onnx.GraphProto) -> set:
     return {node.domain for node in walk(graph.node)}
 
 
 def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
-    """Inline the selected functions and fold their string modes: standard ONNX only."""
+    """Inline the selected functions: standard ONNX only."""
     # onnx's inliner drops a reference to an attribute the node leaves out instead of using the
     # function's default (onnxruntime's applies it): write the defaults onto the nodes first.
     functions = {(f.domain, f.name): f for f in model.functions}
@@ -708,7 +685,6 @@ def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
         present = {a.name for a in node.attribute}
         node.attribute.extend(copy.deepcopy(a) for a in function.attribute_proto if a.name not in present)
     model = onnx.inliner.inline_selected_functions(model, list(function_ids))
-    _fold_label_encoders(model.graph)
     used = _domains(model.graph)
     keep = [o for o in model.opset_import if o.domain in used or o.domain in ("", "ai.onnx")]
     del model.opset_import[:]
