@@ -1,6 +1,6 @@
 """resample_grad: backward passes of spatial resampling as ONNX ops.
 
-    resample_grad.opset       schemas, onnxscript functions, NumPy references, attach()
+    resample_grad.opset       schemas, function bodies, NumPy references, attach()
     resample_grad.runtime     the native onnxruntime custom-op library
     resample_grad.converters  PyTorch export in, Ascend ATC out and back
     resample_grad.training    onnxruntime-training's API with GridSample, AffineGrid and Resize gradients on the CPU

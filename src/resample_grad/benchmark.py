@@ -1,4 +1,4 @@
-"""Benchmark: native kernel vs onnxscript function (both in onnxruntime) vs PyTorch CPU.
+"""Benchmark: native kernel vs the portable function (both in onnxruntime) vs PyTorch CPU.
 
 For each row the paths are timed interleaved in one process at the same thread count
 (onnxruntime intra_op_num_threads, torch.set_num_threads): torch's backward of the same
@@ -492,7 +492,7 @@ def add_arguments(parser: argparse.ArgumentParser, int_in) -> None:
                         help="timed runs per path and row, the median reported (default: 7)")
     parser.add_argument("--quick", action="store_true",
                         help="a quarter of the batch (a fast look, not the reported table)")
-    parser.add_argument("--no-function", action="store_true", help="skip the onnxscript-function column (it is slow)")
+    parser.add_argument("--no-function", action="store_true", help="skip the function column (it is slow)")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch column (for a machine without torch)")
     parser.add_argument("--rows", default="", metavar="TEXT",
                         help="only the rows whose name contains TEXT, e.g. 'bicubic' (default: every row)")

@@ -312,7 +312,7 @@ def parser() -> argparse.ArgumentParser:
     sub = main_parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     demo = sub.add_parser("demo", help="build the example models and check every path on them",
                           description="Builds the example models into a folder, runs each on the native kernels "
-                                      "and on the onnxscript functions, checks both against the NumPy reference, "
+                                      "and on the functions, checks both against the NumPy reference, "
                                       "converts each for Ascend ATC (into FOLDER/ascend/), and prints a table. Exit "
                                       "code 1 if anything disagrees.")
     demo.add_argument("--out", metavar="FOLDER", help="where the models go, created if missing (default: a new folder "
@@ -327,7 +327,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--inputs", metavar="FILE.npz", help="one array per graph input, of the declared dtype and shape "
                      f"(default: random inputs; a symbolic dimension gets the size {RANDOM_DIM})")
     run.add_argument("--path", choices=["kernels", "functions", "reference"], default="kernels",
-                     help="the native kernels, the onnxscript functions or the NumPy reference (default: kernels)")
+                     help="the native kernels, the portable functions or the NumPy reference (default: kernels)")
     run.add_argument("--threads", type=THREADS, default=0, metavar="N", help=THREADS_HELP)
     run.add_argument("-o", "--output", metavar="OUT.npz", help="where the outputs go (default: MODEL.outputs.npz "
                      "next to the model, MODEL without its .onnx)")

@@ -40,7 +40,7 @@ GRID_SAMPLE_MODES = {"bilinear": "bilinear", "linear": "bilinear", "nearest": "n
 
 # --------------------------------------------------------------------------- ONNX Resize (ResizeGrad)
 
-# Resize's string attributes; a value's position is its code in the functions (opset/_script_resize.py)
+# Resize's string attributes, the values the schema, the reference and the functions accept (opset/_onnx_resize.py)
 RESIZE_MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                     "tf_half_pixel_for_nn", "tf_crop_and_resize")

@@ -1,4 +1,4 @@
-"""Running a model on the three paths (the native kernels, the onnxscript functions, the NumPy reference) and
+"""Running a model on the three paths (the native kernels, the portable functions, the NumPy reference) and
 comparing them: what `resample-grad run`, `check` and `demo` do, as a library.
 
     load_model(path)                   an ONNX model file, checked
