@@ -1,5 +1,5 @@
 // The coordinates of the grid samplers: aten's GridSampler.h rules per axis (the twin of opset/_coords.py),
-// and the taps of a run of grid points. Included by the kernels of every instruction set (simd_kernels.cc).
+// and the taps of a run of grid points. Included by the kernels of every instruction set (grid_kernels.cc).
 #pragma once
 
 #include <array>

@@ -4,7 +4,7 @@
 // Along each axis a grid point reads 1 (nearest), 2 (bilinear) or 4 (bicubic, 2-D only) taps; the
 // point reads the product of its axes' taps (K = taps^D; grid_coordinates.h, the rules of
 // opset/_coords.py). Both passes run channels-last so the inner loops run over a contiguous run
-// of channels (simd_kernels.cc), neither with atomics:
+// of channels (grid_kernels.cc), neither with atomics:
 //  - grad_input scatters: a task owns a block of channels of one batch item and walks every grid
 //    point in order, so each element is summed in aten's order, whatever the thread count;
 //  - grad_grid gathers: a task owns a chunk of grid points; the input is first copied
@@ -127,8 +127,8 @@ struct GridSamplerGrad {
       GridJob job;
       job.spatial = D;
       job.taps = mode == Interpolation::kNearest ? 1 : mode == Interpolation::kBilinear ? (D == 2 ? 4 : 8) : 16;
-      job.mode = static_cast<int>(mode);
-      job.padding = static_cast<int>(padding);
+      job.mode = mode;
+      job.padding = padding;
       job.align_corners = align_corners;
       job.batch = input.dims[0];
       job.channels = input.dims[1];
@@ -154,13 +154,13 @@ struct GridSamplerGrad {
       const int64_t wanted_blocks = std::max<int64_t>(1, (8 + job.batch - 1) / job.batch);
       job.block = std::min<int64_t>(64, std::max<int64_t>((job.channels + wanted_blocks - 1) / wanted_blocks, 16));
       job.block = std::max<int64_t>(1, std::min(job.block, job.channels));
-      const SimdKernels& simd = Simd();
+      const GridKernels& kernels = GridSimd();
       constexpr int dtype = DtypeIndex<T>();
       // work of a task, in elements read or written per tap: a point's taps for each channel of its task
       const double point_work = static_cast<double>(job.taps) + 2;
       auto run = [&](GridJob::Task kind, int64_t tasks, double work_per_task) {
         ParallelFor(api, context, static_cast<size_t>(tasks), work_per_task,
-                    [&](size_t task) { simd.grid[dtype](kind, job, static_cast<int64_t>(task)); });
+                    [&](size_t task) { kernels[dtype](kind, job, static_cast<int64_t>(task)); });
       };
       const double points = static_cast<double>(job.points);
       // Both gradients in one pass per batch item, unless that is one task: one image (N=1) whose grid gradient
@@ -176,7 +176,7 @@ struct GridSamplerGrad {
         // channels here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
         // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other. The
         // tables are the calling thread's scratch for the run (kernel_common.h ScratchScope).
-        // AVX-512 float32: runs of 16 channels channels-last instead (simd_kernels.cc NearestSixteensTask;
+        // AVX-512 float32: runs of 16 channels channels-last instead (grid_kernels.cc NearestChannelsLastTask;
         // 8x64x64x64, 2 threads: 0.77 -> 0.62 ms) where every row is whole 64-byte lines and a task's two sums of
         // a plane (64 bytes a pixel) fit the scratch cap; not with fewer than half as many points as pixels, where
         // writing the planes from the sums costs more than the gathers save (2x64x128x128 from 64x64 points,
@@ -205,7 +205,7 @@ struct GridSamplerGrad {
           job.nearest_queue = &queue;
           const int64_t runs = job.batch * job.channels / 16, tasks = std::min<int64_t>(runs, 64);
           const double work = static_cast<double>(runs) / tasks * points * 16 * point_work;
-          return run(GridJob::Task::kNearestSixteens, tasks, work);
+          return run(GridJob::Task::kNearestChannelsLast, tasks, work);
         }
         const int64_t blocks = std::min<int64_t>(job.channels, (32 + job.batch - 1) / job.batch);
         job.block = (job.channels + blocks - 1) / blocks;

@@ -165,10 +165,10 @@ void SeparableBackward(const OrtApi* api, OrtKernelContext* context, const T* gr
   auto task = [&](size_t task_index) {
     const int64_t first = static_cast<int64_t>(task_index) * rows_per_task;
     const int64_t end = std::min(total_rows, first + rows_per_task);
-    if constexpr (std::is_same_v<T, float>) Simd().separable_f32(job, first, end);
-    else if constexpr (std::is_same_v<T, double>) Simd().separable_f64(job, first, end);
-    else if constexpr (std::is_same_v<T, Float16>) Simd().separable_f16(job, first, end);
-    else Simd().separable_bf16(job, first, end);
+    if constexpr (std::is_same_v<T, float>) SeparableSimd().f32(job, first, end);
+    else if constexpr (std::is_same_v<T, double>) SeparableSimd().f64(job, first, end);
+    else if constexpr (std::is_same_v<T, Float16>) SeparableSimd().f16(job, first, end);
+    else SeparableSimd().bf16(job, first, end);
   };
   int64_t out_count = 1, in_count = 1;
   for (int a = 0; a < rank; ++a) out_count *= out_dims[a], in_count *= in_dims[a];
