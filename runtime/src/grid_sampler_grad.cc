@@ -226,7 +226,8 @@ struct GridSamplerGrad {
 
 }  // namespace
 
-TypedOps GridSampler2DGradOps() { return MakeTypedOps<GridSamplerGrad<2>>(); }
-TypedOps GridSampler3DGradOps() { return MakeTypedOps<GridSamplerGrad<3>>(); }
+OpList GridSamplerGradOps() {
+  return JoinOps({MakeTypedOps<GridSamplerGrad<2>>(), MakeTypedOps<GridSamplerGrad<3>>()});
+}
 
 }  // namespace rg

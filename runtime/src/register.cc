@@ -268,15 +268,10 @@ const char* TypeName(ONNXTensorElementDataType type) {
 
 namespace {
 
-// The registration table. Descriptors live as long as the process: onnxruntime keeps pointers to them.
-rg::TypedOps (*const kOps[])() = {
-    rg::GridSampler2DGradOps,           rg::GridSampler3DGradOps,
-    rg::UpsampleNearestExact1dGradOps,  rg::UpsampleNearestExact2dGradOps,  rg::UpsampleNearestExact3dGradOps,
-    rg::UpsampleNearest2dGradOps,       rg::UpsampleNearest3dGradOps,       rg::UpsampleBilinear2dGradOps,
-    rg::UpsampleTrilinear3dBackwardOps, rg::UpsampleBicubic2dGradOps,       rg::UpsampleBilinear2dAABackwardOps,
-    rg::UpsampleBicubic2dAAGradOps,     rg::ResizeBilinearV2GradOps,        rg::ResizeBicubicV2GradOps,
-    rg::ResizeNearestNeighborV2GradOps, rg::ResizeLinearGradOps,     rg::ResizeGradOps,
-};
+// The registration table, a family per entry (kernels.h). Descriptors live as long as the process: onnxruntime keeps
+// pointers to them.
+rg::OpList (*const kFamilies[])() = {rg::GridSamplerGradOps, rg::UpsampleGradOps, rg::ResizeV2GradOps,
+                                     rg::ResizeGradOps};
 
 }  // namespace
 
@@ -296,8 +291,8 @@ extern "C" OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApi
   // One domain per session-options object (onnxruntime keeps the pointer); they are never freed.
   OrtCustomOpDomain* domain = nullptr;
   if (OrtStatus* s = ort::Get<ort::CreateCustomOpDomainFn>(api, ort::kCreateCustomOpDomain)(rg::kDomain, &domain)) return s;
-  for (auto typed_ops : kOps) {
-    for (const OrtCustomOp* op : typed_ops()) {
+  for (auto family : kFamilies) {
+    for (const OrtCustomOp* op : family()) {
       if (OrtStatus* s = ort::Get<ort::CustomOpDomain_AddFn>(api, ort::kCustomOpDomain_Add)(domain, op)) return s;
     }
   }

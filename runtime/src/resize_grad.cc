@@ -235,6 +235,6 @@ struct ResizeGrad {
 
 }  // namespace
 
-TypedOps ResizeGradOps() { return MakeTypedOps<ResizeGrad>(); }
+OpList ResizeGradOps() { return JoinOps({MakeTypedOps<ResizeGrad>()}); }
 
 }  // namespace rg
