@@ -64,7 +64,8 @@ ResizeGradPlan::ResizeGradPlan(const OrtApi* api, const OrtKernelInfo* info, con
       prefix, "coordinate_transformation_mode", attrs.String("coordinate_transformation_mode", "half_pixel"), kCoordinates));
   mode.rounding = static_cast<ResizeMode::Rounding>(
       Choice(prefix, "nearest_mode", attrs.String("nearest_mode", "round_prefer_floor"), kRoundings));
-  policy = Choice(prefix, "keep_aspect_ratio_policy", attrs.String("keep_aspect_ratio_policy", "stretch"), kPolicies);
+  policy = static_cast<Policy>(
+      Choice(prefix, "keep_aspect_ratio_policy", attrs.String("keep_aspect_ratio_policy", "stretch"), kPolicies));
   for (const char* name : {"exclude_outside", "antialias"}) {
     const int64_t value = attrs.Int(name, 0);
     if (value != 0 && value != 1)
@@ -126,7 +127,7 @@ std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims,
   if (with_scales) {
     if (scales->type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
       throw OpError(prefix + "input 'scales' has dtype " + TypeName(scales->type) + "; expected float");
-    if (policy != 0)
+    if (policy != kStretch)
       throw OpError(prefix + "input 'scales' cannot be used with keep_aspect_ratio_policy '" + kPolicies[policy] +
                     "' (as Resize): give sizes");
     const float* values = static_cast<const float*>(scales->data);
@@ -151,10 +152,10 @@ std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims,
       ratios.push_back(in == 0 ? 1.f : static_cast<float>(values[k]) / static_cast<float>(in));
     }
     float joint = ratios.empty() ? 1.f : ratios[0];
-    for (float r : ratios) joint = policy == 1 ? std::min(joint, r) : std::max(joint, r);
+    for (float r : ratios) joint = policy == kNotLarger ? std::min(joint, r) : std::max(joint, r);
     for (size_t k = 0; k < listed.size(); ++k) {
       ResizeAxis& axis = plan[listed[k]];
-      if (policy == 0) {
+      if (policy == kStretch) {
         if (axis.input_size == 0)  // onnxruntime: "Input dim is zero but required output dim is non-zero"
           throw OpError(prefix + "input 'sizes' asks for length " + std::to_string(values[k]) + " at dimension " +
                         std::to_string(listed[k]) + ", where X has length 0 (as Resize: an empty axis cannot be "
@@ -191,9 +192,9 @@ void ResizeGradPlan::Backward(const OrtApi* api, OrtKernelContext* context, cons
     using T = decltype(tag);
     using A = AccT<T>;
     T* out = static_cast<T*>(Output(api, context, 0, x.dims));
-    std::vector<AxisTaps<A>> taps;
+    std::vector<TapMatrix<A>> taps;
     taps.reserve(plan.size());
-    std::vector<const AxisTaps<A>*> axes(plan.size(), nullptr);
+    std::vector<const TapMatrix<A>*> axes(plan.size(), nullptr);
     if (dy.dims != x.dims) {  // Resize copies when the shape does not change
       for (size_t a = 0; a < plan.size(); ++a) {
         if (IsIdentityAxis(mode, plan[a])) continue;

@@ -141,9 +141,9 @@ struct ResizeV2Grad {
       using T = decltype(tag);
       using A = AccT<T>;
       T* out = static_cast<T*>(Output(api, context, 0, in_dims));
-      std::vector<AxisTaps<A>> taps;
+      std::vector<TapMatrix<A>> taps;
       taps.reserve(kRow.spatial);
-      std::vector<const AxisTaps<A>*> axes(rank, nullptr);
+      std::vector<const TapMatrix<A>*> axes(rank, nullptr);
       for (int a = 0; a < kRow.spatial; ++a) {
         TapOptions axis_options = options;
         axis_options.scale = scales[a];

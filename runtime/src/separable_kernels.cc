@@ -178,13 +178,16 @@ void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __res
     return;
   }
   if (job.strided_step == 0) return GatherRange(job, row, out, w_in, 0, w_in);
-  // the regular run as strided loads, its ends through the table; 0: a step of 1/2 (phases 2, step 1)
-  switch (job.strided_phases == 2 ? 0 : job.strided_step) {
-    case 0: StridedColumns<1, 2>(job, row, out, w_in); break;
-    case 1: StridedColumns<1, 1>(job, row, out, w_in); break;
-    case 2: StridedColumns<2, 1>(job, row, out, w_in); break;
-    case 3: StridedColumns<3, 1>(job, row, out, w_in); break;
-    default: StridedColumns<4, 1>(job, row, out, w_in); break;
+  // the regular run as strided loads, its ends through the table
+  if (job.strided_phases == 2) {  // a step of 1/2
+    StridedColumns<1, 2>(job, row, out, w_in);
+  } else {
+    switch (job.strided_step) {
+      case 1: StridedColumns<1, 1>(job, row, out, w_in); break;
+      case 2: StridedColumns<2, 1>(job, row, out, w_in); break;
+      case 3: StridedColumns<3, 1>(job, row, out, w_in); break;
+      default: StridedColumns<4, 1>(job, row, out, w_in); break;
+    }
   }
   GatherRange(job, row, out, w_in, 0, job.strided_lo);
   GatherRange(job, row, out, w_in, job.strided_hi, w_in);

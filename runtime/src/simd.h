@@ -48,7 +48,7 @@ struct SeparableJob {
   // The last axis's inverted taps (columns == nullptr: the axis is kept). As a fixed-width table for
   // vector gathers when it is compact (gather_width > 0): input x reads outputs gather_source[k * w_in + x]
   // with gather_weight[...] for k < gather_count[x]; else (gather_width == 0) the CSR form of `columns`.
-  const AxisTaps<A>* columns = nullptr;
+  const TapMatrix<A>* columns = nullptr;
   int gather_width = 0;
   const int32_t* gather_source = nullptr;
   const A* gather_weight = nullptr;

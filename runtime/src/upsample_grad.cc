@@ -164,9 +164,9 @@ struct UpsampleGrad {
       using T = decltype(tag);
       using A = AccT<T>;
       T* out = static_cast<T*>(Output(api, context, 0, in_dims));
-      std::vector<AxisTaps<A>> taps;
+      std::vector<TapMatrix<A>> taps;
       taps.reserve(spatial);
-      std::vector<const AxisTaps<A>*> axes(2 + spatial, nullptr);
+      std::vector<const TapMatrix<A>*> axes(2 + spatial, nullptr);
       for (int a = 0; a < spatial; ++a) {
         TapOptions options;
         options.scale = scales[kRow.spatial - spatial + a];
