@@ -73,7 +73,8 @@ template <typename A>
     coord = Clip(coord, size, grad);
   } else if (padding == Padding::kReflection) {
     A reflect_grad, clip_grad;
-    coord = align_corners ? Reflect(coord, 0, 2 * (size - 1), &reflect_grad) : Reflect(coord, -1, 2 * size - 1, &reflect_grad);
+    coord = align_corners ? Reflect(coord, 0, 2 * (size - 1), &reflect_grad)
+                          : Reflect(coord, -1, 2 * size - 1, &reflect_grad);
     coord = Clip(coord, size, &clip_grad);
     *grad = reflect_grad * clip_grad;
   }

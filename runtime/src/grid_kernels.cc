@@ -195,7 +195,8 @@ __attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_st
       if constexpr (std::is_same_v<S, float> && std::is_same_v<D, float>) {
         if (j1 - j0 == kTile) {  // full columns: 8-row blocks in registers, a leftover row band below
           if (along_source && j1 + 4 * kTile <= cols)  // the rows are separate streams: fetch ahead
-            for (int64_t i = i0; i < i1; ++i) _mm_prefetch(reinterpret_cast<const char*>(src + i * src_stride + j1 + 3 * kTile), _MM_HINT_T0);
+            for (int64_t i = i0; i < i1; ++i)
+              _mm_prefetch(reinterpret_cast<const char*>(src + i * src_stride + j1 + 3 * kTile), _MM_HINT_T0);
           // a strided destination row's line (16 floats) is written whole before the next: the tile's 16 rows of a
           // power-of-two stride share one L1 set, and half-written lines were evicted and fetched again
           const int64_t bands = (i1 - i0) / 8 * 8;

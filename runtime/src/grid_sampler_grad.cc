@@ -71,7 +71,8 @@ struct GridSamplerGrad {
     if (pad == "zeros") padding = Padding::kZeros;
     else if (pad == "border") padding = Padding::kBorder;
     else if (pad == "reflection") padding = Padding::kReflection;
-    else throw OpError(prefix + "attribute 'padding_mode' must be one of 'zeros', 'border', 'reflection', got '" + pad + "'");
+    else throw OpError(prefix + "attribute 'padding_mode' must be one of 'zeros', 'border', 'reflection', got '" + pad +
+                       "'");
     const int64_t corners = attrs.Int("align_corners", 0);
     if (corners != 0 && corners != 1)
       throw OpError(prefix + "attribute 'align_corners' must be 0 or 1, got " + std::to_string(corners));
@@ -99,7 +100,8 @@ struct GridSamplerGrad {
     static const char* axes[] = {"D", "H", "W"};
     for (int a = 0; a < D; ++a)
       if (input.dims[2 + a] <= 0)
-        throw OpError(prefix + "input '" + Names::kInputs[1] + "' must have a positive " + axes[3 - D + a] + "_in (dimension " +
+        throw OpError(prefix + "input '" + Names::kInputs[1] + "' must have a positive " + axes[3 - D + a] +
+                      "_in (dimension " +
                       std::to_string(2 + a) + "), got shape " + ShapeString(input.dims));
     if (grid.dims[1 + D] != D)
       throw OpError(prefix + "input 'grid' must have last dimension " + std::to_string(D) + " " + Names::kAxes +

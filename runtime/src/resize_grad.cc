@@ -42,7 +42,9 @@ std::vector<float> FloatValues(const Tensor& t, const std::string& prefix, const
   for (size_t k = 0; k < values.size(); ++k) {
     switch (t.type) {
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: values[k] = static_cast<const float*>(t.data)[k]; break;
-      case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: values[k] = static_cast<float>(static_cast<const double*>(t.data)[k]); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+        values[k] = static_cast<float>(static_cast<const double*>(t.data)[k]);
+        break;
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: values[k] = ToFloat(static_cast<const Float16*>(t.data)[k]); break;
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: values[k] = ToFloat(static_cast<const BFloat16*>(t.data)[k]); break;
       default:
@@ -61,7 +63,8 @@ ResizeGradPlan::ResizeGradPlan(const OrtApi* api, const OrtKernelInfo* info, con
   prefix = attrs.Prefix();
   mode.mode = static_cast<ResizeMode::Mode>(Choice(prefix, "mode", attrs.String("mode", "nearest"), kModes));
   mode.coordinate = static_cast<ResizeMode::Coordinate>(Choice(
-      prefix, "coordinate_transformation_mode", attrs.String("coordinate_transformation_mode", "half_pixel"), kCoordinates));
+      prefix, "coordinate_transformation_mode", attrs.String("coordinate_transformation_mode", "half_pixel"),
+      kCoordinates));
   mode.rounding = static_cast<ResizeMode::Rounding>(
       Choice(prefix, "nearest_mode", attrs.String("nearest_mode", "round_prefer_floor"), kRoundings));
   policy = static_cast<Policy>(
@@ -90,7 +93,8 @@ std::vector<int64_t> ResizeGradPlan::ListedAxes(int64_t rank) const {
   std::set<int64_t> seen;
   for (int64_t a : axes) {
     if (a < -rank || a >= rank)
-      throw OpError(prefix + "attribute 'axes' has " + std::to_string(a) + ", outside [-" + std::to_string(rank) + ", " +
+      throw OpError(prefix + "attribute 'axes' has " + std::to_string(a) + ", outside [-" + std::to_string(rank) +
+                    ", " +
                     std::to_string(rank - 1) + "] for the rank-" + std::to_string(rank) + " X");
     const int64_t axis = (a + rank) % rank;
     if (!seen.insert(axis).second) throw OpError(prefix + "attribute 'axes' repeats an axis: " + ListString(axes));
@@ -109,7 +113,8 @@ void ResizeGradPlan::CheckInputs(const Tensor& dy, const Tensor& x) const {
                   ShapeString(dy.dims));
 }
 
-std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims, const Tensor* roi, const Tensor* scales,
+std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims, const Tensor* roi,
+                                             const Tensor* scales,
                                              const Tensor* sizes) const {
   const int64_t rank = static_cast<int64_t>(x_dims.size());
   const std::vector<int64_t> listed = ListedAxes(rank);
@@ -121,7 +126,8 @@ std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims,
   const Tensor& given = with_scales ? *scales : *sizes;
   if (given.Count() != static_cast<int64_t>(listed.size()))
     throw OpError(prefix + "input '" + (with_scales ? "scales" : "sizes") + "' must have " +
-                  std::to_string(listed.size()) + " values (one per " + per + "), got " + std::to_string(given.Count()));
+                  std::to_string(listed.size()) + " values (one per " + per + "), got " +
+                  std::to_string(given.Count()));
   std::vector<ResizeAxis> plan(rank);
   for (int64_t a = 0; a < rank; ++a) plan[a].input_size = plan[a].output_size = x_dims[a];
   if (with_scales) {
@@ -171,7 +177,8 @@ std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims,
   if (mode.coordinate == ResizeMode::kTfCropAndResize && roi && roi->Count() > 0) {
     const std::vector<float> values = FloatValues(*roi, prefix, "roi");
     if (values.size() != 2 * listed.size())
-      throw OpError(prefix + "input 'roi' must have " + std::to_string(2 * listed.size()) + " values (starts then ends, "
+      throw OpError(prefix + "input 'roi' must have " + std::to_string(2 * listed.size()) +
+                    " values (starts then ends, "
                     "one per " + per + "), got " + std::to_string(values.size()));
     for (size_t k = 0; k < listed.size(); ++k) {
       plan[listed[k]].roi_start = values[k];
@@ -229,7 +236,8 @@ struct ResizeGrad {
     const bool has_sizes = OptionalInput(api, context, 4, &sizes);
     plan.CheckInputs(dy, x);
     plan.Backward(api, context, dy, x,
-                  plan.Plan(x.dims, has_roi ? &roi : nullptr, has_scales ? &scales : nullptr, has_sizes ? &sizes : nullptr),
+                  plan.Plan(x.dims, has_roi ? &roi : nullptr, has_scales ? &scales : nullptr,
+                            has_sizes ? &sizes : nullptr),
                   "these scales/sizes");
   }
 };

@@ -128,7 +128,8 @@ struct ResizeV2Grad {
                       TypeName(grads.type) + "; all inputs must share one dtype");
       for (int axis = 0; axis < 2; ++axis)
         if (grads.dims[axis] != image.dims[axis])
-          throw OpError(prefix + "dimension " + std::to_string(axis) + " of 'grads' (" + std::to_string(grads.dims[axis]) +
+          throw OpError(prefix + "dimension " + std::to_string(axis) + " of 'grads' (" +
+                        std::to_string(grads.dims[axis]) +
                         ") must equal dimension " + std::to_string(axis) + " of 'original_image' (" +
                         std::to_string(image.dims[axis]) + ")");
       for (int a = 0; a < kRow.spatial; ++a)

@@ -123,7 +123,8 @@ void GatherRange(const SeparableJob<A>& job, const A* __restrict row, T* __restr
       for (int k = 0; k < width; ++k) {
         const __mmask16 live = _mm512_cmpgt_epi32_mask(counts, _mm512_set1_epi32(k));
         const __m512i at = _mm512_loadu_si512(source + k * w_in + x);
-        const __m512 value = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, at, row, 4);  // dead lanes read nothing
+        // dead lanes read nothing
+        const __m512 value = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, at, row, 4);
         total = _mm512_add_ps(total, _mm512_mul_ps(_mm512_loadu_ps(weight + k * w_in + x), value));
       }
       if constexpr (std::is_same_v<T, float>) {

@@ -69,8 +69,9 @@ void Nearest(TapMatrix<A>* taps, float scale) {
   const int64_t in = taps->input_size, out = taps->output_size;
   const float ratio = AtenScale<float>(in, out, scale, false);
   for (int64_t o = 0; o < out; ++o) {
-    const int64_t i = out == in ? o : out == 2 * in ? (o >> 1)
-                                                    : std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * ratio)), in - 1);
+    int64_t i = o;
+    if (out == 2 * in) i = o >> 1;
+    else if (out != in) i = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * ratio)), in - 1);
     taps->Add(i, A(1)), taps->NextOutput();
   }
 }
@@ -138,7 +139,8 @@ void Antialias(TapMatrix<A>* taps, float scale, bool align_corners, bool cubic) 
   for (int64_t o = 0; o < out; ++o) {
     const A center = ratio * (static_cast<A>(o) + A(0.5));
     const int64_t xmin = std::max(static_cast<int64_t>(center - support + A(0.5)), int64_t{0});
-    const int64_t xsize = std::clamp(std::min(static_cast<int64_t>(center + support + A(0.5)), in) - xmin, int64_t{0}, max_size);
+    const int64_t xsize =
+        std::clamp(std::min(static_cast<int64_t>(center + support + A(0.5)), in) - xmin, int64_t{0}, max_size);
     A total = 0;
     for (int64_t j = 0; j < xsize; ++j) {
       w[j] = AntialiasFilter<A>((static_cast<A>(j + xmin) - center + A(0.5)) * invscale, cubic, A(-0.5));
@@ -196,13 +198,15 @@ float OriginalCoordinate(const ResizeMode& mode, const ResizeAxis& axis, int64_t
     case ResizeMode::kTfCropAndResize:
       if (axis.output_size > 1)
         return axis.roi_start * (big_l - 1) + (x * (axis.roi_end - axis.roi_start) * (big_l - 1)) / (big_r - 1);
-      return static_cast<float>(0.5 * static_cast<double>(axis.roi_start + axis.roi_end) * static_cast<double>(big_l - 1));
+      return static_cast<float>(0.5 * static_cast<double>(axis.roi_start + axis.roi_end) *
+                                static_cast<double>(big_l - 1));
     case ResizeMode::kHalfPixelSymmetric: {
       const float output_width = s * big_l;
       const float adjustment = big_r / output_width;
       const float center = big_l / 2;
       const float offset = center * (1 - adjustment);
-      return static_cast<float>(static_cast<double>(offset) + (static_cast<double>(x) + 0.5) / static_cast<double>(s) - 0.5);
+      return static_cast<float>(static_cast<double>(offset) + (static_cast<double>(x) + 0.5) / static_cast<double>(s) -
+                                0.5);
     }
     case ResizeMode::kHalfPixel: break;
   }
@@ -214,7 +218,8 @@ int64_t NearestPixel(float x, ResizeMode::Rounding rounding) {
   const float floor = std::floor(x);
   if (rounding == ResizeMode::kFloor) return static_cast<int64_t>(floor);
   if (rounding == ResizeMode::kCeil) return static_cast<int64_t>(std::ceil(x));
-  if (std::fabs((x - floor) - 0.5f) <= 1e-6f) return static_cast<int64_t>(floor) + (rounding == ResizeMode::kRoundPreferCeil);
+  if (std::fabs((x - floor) - 0.5f) <= 1e-6f)
+    return static_cast<int64_t>(floor) + (rounding == ResizeMode::kRoundPreferCeil);
   return static_cast<int64_t>(std::round(x));
 }
 

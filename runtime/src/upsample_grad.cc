@@ -155,7 +155,8 @@ struct UpsampleGrad {
                       std::to_string(2 + a) + "), got shape " + ShapeString(grad.dims));
       if (!output_size.empty() && output_size[a] != grad.dims[2 + a])
         throw OpError(prefix + "attribute 'output_size' is " + ListString(output_size) + " but grad_output has " +
-                      Name(spatial, a) + " = " + std::to_string(grad.dims[2 + a]) + " at dimension " + std::to_string(2 + a));
+                      Name(spatial, a) + " = " + std::to_string(grad.dims[2 + a]) + " at dimension " +
+                      std::to_string(2 + a));
       if (input_size[2 + a] <= 0)
         throw OpError(prefix + "attribute 'input_size' must have a positive " + Name(spatial, a) + ", got " +
                       ListString(input_size));
