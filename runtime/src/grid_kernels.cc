@@ -39,7 +39,7 @@ namespace {
 
 
 // out[x] = 0 + Load(row[index[x]]) for x < n, +0 where index[x] < 0 (masked, nothing read): aten's first add into a
-// zeroed element, bit for bit; vector gathers where the set has them (a scalar load per element was 3x slower).
+// zeroed element, bit for bit; vector gathers where the set has them (faster than a scalar load per element).
 template <typename T, typename A>
 void GatherFirst(const int32_t* __restrict index, const T* __restrict row, A* __restrict out, int64_t n) {
   int64_t x = 0;
@@ -176,11 +176,10 @@ inline void Transpose16x16(const float* src, int64_t src_stride, float* dst, int
 
 // dst[j * dst_stride + i] = convert(src[i * src_stride + j]) for i < rows, j < cols, in 16 x 16 tiles whose
 // inner loop runs along the side with the larger stride: a power-of-two stride (a 64 x 64 plane) puts every
-// line of a strided run in one L1 set, and a naive loop was 80 % of the grid sampler's time. Float to float
+// line of a strided run in one L1 set, and a naive loop took most of the grid sampler's time. Float to float
 // goes 8 x 8 blocks at a time in registers where the set has them, a whole tile at once with AVX-512.
 // kStream: dst is an output not read again here, its rows stored past the caches where they are 64-byte lines
-// (AVX-512): a store that misses the caches first reads the line it overwrites (8x64x64x64 bilinear, one thread:
-// 7.0 -> 6.2 ms with the 16 x 16 tiles).
+// (AVX-512): a store that misses the caches first reads the line it overwrites.
 template <bool kStream = false, typename S, typename D, typename Convert>
 __attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_stride, D* __restrict dst,
                                          int64_t dst_stride, int64_t rows, int64_t cols, Convert convert) {
@@ -267,8 +266,8 @@ void GridTranspose(const GridJob& job, int64_t task) {
 // point and tap order: aten's order per element, so no atomics and the same result at any thread count.
 //
 // The scatter and the grid gradient touch K pixels per point at random for a random grid: when the image's channels
-// do not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, ~26 ns a tap
-// with only the out-of-order window to overlap them (the 3-D row, one thread). So both ask for the lines of the
+// do not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, with only the
+// out-of-order window to overlap them. So both ask for the lines of the
 // taps of the point kPrefetchPoints ahead (the taps of the chunk are known), the usual software prefetch for an
 // indirect stream (Intel's optimization manual, "software prefetch" for irregular accesses; GCC __builtin_prefetch).
 constexpr int64_t kPrefetchPoints = 4;
@@ -550,7 +549,7 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
   for (auto* list : {&later_pixel, &later_point, &later_rank}) list->resize(points + 1);
   std::fill(first, first + plane + 1, -1);
   // the later points (rank >= 1 at their pixel), in point order: appended without a branch (one spare entry), and
-  // no counter in memory (a count per rank updated for every point was a store-forwarding chain: 20% of the walk)
+  // no counter in memory (a count per rank updated for every point was a store-forwarding chain)
   int64_t later = 0;
   for (int64_t p = 0; p < points; ++p) {
     const int32_t pixel = pixel_at[p];
@@ -585,9 +584,9 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
 // Nearest's grad_input channels-last, 16 channels at a time (float32, AVX-512; job.nearest_channels_last): a 16-lane
 // add per point where the gathers spent a gather lane per first point and a gather, add and scatter lane per later
 // one; the transposes are register moves. A task takes runs from job.nearest_queue until none is left and writes one
-// run's planes while it reads the next run's rows, so that the core has reads and writes in flight together
-// (8x64x64x64, one thread: the gathers 1.24 ms; each run's reads, then its writes 1.15 ms; in step 0.99 ms). A thread
-// that starts late takes fewer runs; each run is computed alone, so the result is the same for any split.
+// run's planes while it reads the next run's rows, so that the core has reads and writes in flight together (faster
+// than a run's reads, then its writes). A thread that starts late takes fewer runs; each run is computed alone, so
+// the result is the same for any split.
 void NearestChannelsLastTask(const GridJob& job) {
   const int64_t plane = job.plane, points = job.points, per_item = job.channels / 16;
   const int64_t line = ((plane + 1) * 16 + 15) & ~int64_t{15};  // one sum, whole lines
@@ -647,7 +646,7 @@ void AddLayer(const int32_t* __restrict pixel, const int32_t* __restrict point, 
 // grad_input of nearest for one (batch item, block of channels), as gathers: each channel's plane is written once, in
 // pixel order, from its pixels' first points (GatherFirst; an empty pixel gets 0), then each layer of later points
 // adds in. Per element that is aten's sum in point order (0 + first + later ones). The scatter this replaces zeroed
-// every plane, then added each point with scalar loads and stores (8x64x64x64, one thread: 2.2 ms, now 1.5 ms).
+// every plane, then added each point with scalar loads and stores.
 template <typename T, int D>
 void NearestInputTask(const GridJob& job, int64_t task) {
   using A = AccT<T>;

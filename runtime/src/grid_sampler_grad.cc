@@ -166,8 +166,8 @@ struct GridSamplerGrad {
       };
       const double points = static_cast<double>(job.points);
       // Both gradients in one pass per batch item, unless that is one task: one image (N=1) whose grid gradient
-      // is large enough to split runs it apart, over point chunks, so that other threads share it (the separate
-      // pass and its channels-last copy cost ~20% at 1 thread: benchmarks/cutover.py, 16x64x64).
+      // is large enough to split runs it apart, over point chunks, so that other threads share it (at the cost of
+      // the separate pass and its channels-last copy: benchmarks/cutover.py measures both).
       const bool split_one_image = job.batch == 1 && job.GridTasks() > 1 &&
                                    points * job.channels * point_work >= 2 * kMinTaskWork;
       if (grad_input && grad_grid && job.block == job.channels && !split_one_image)
@@ -176,15 +176,15 @@ struct GridSamplerGrad {
       if (grad_input && mode == Interpolation::kNearest && job.plane < kInt32 - 1 && job.points < kInt32) {
         // Nearest: the gather tables once per batch item, then about 32 blocks of channels (no vectors over
         // channels here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
-        // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other. The
-        // tables are the calling thread's scratch for the run (kernel_common.h ScratchScope).
-        // AVX-512 float32: runs of 16 channels channels-last instead (grid_kernels.cc NearestChannelsLastTask;
-        // 8x64x64x64, 2 threads: 0.77 -> 0.62 ms) where every row is whole 64-byte lines and a task's two sums of
-        // a plane (64 bytes a pixel) fit the scratch cap; not with fewer than half as many points as pixels, where
-        // writing the planes from the sums costs more than the gathers save (2x64x128x128 from 64x64 points,
-        // 2 threads: 0.47 -> 0.52 ms), nor with rows that split lines (2x64x150x150: 1.3 -> 1.4 ms)
-        job.nearest_channels_last = std::is_same_v<T, float> && ActiveIsa() == Isa::kAvx512 && job.channels % 16 == 0 &&
-                                    job.plane % 16 == 0 && job.points % 16 == 0 && 2 * job.points >= job.plane &&
+        // that woke late (on a busy machine) left whole items to the other. The tables are the calling thread's
+        // scratch for the run (kernel_common.h ScratchScope).
+        // AVX-512 float32: runs of 16 channels channels-last instead (grid_kernels.cc NearestChannelsLastTask),
+        // where every row is whole 64-byte lines and a task's two sums of a plane (64 bytes a pixel) fit the scratch
+        // cap; not with fewer than half as many points as pixels, where writing the planes from the sums costs more
+        // than the gathers save, nor with rows that split lines (both measured slower than the gathers)
+        job.nearest_channels_last = std::is_same_v<T, float> && ActiveIsa() == Isa::kAvx512 &&
+                                    job.channels % 16 == 0 && job.plane % 16 == 0 && job.points % 16 == 0 &&
+                                    2 * job.points >= job.plane &&
                                     2 * (job.plane + 1) * 64 <= static_cast<int64_t>(kScratchCapBytes);
         thread_local std::vector<int32_t> point_pixel, first, pixel, point, bound;
         thread_local std::vector<int64_t> layers;

@@ -122,9 +122,9 @@ void DispatchFloat(ONNXTensorElementDataType type, const std::string& prefix, co
 
 // ----------------------------------------------------------------------------- threads
 
-// A task of less work than this (elements read plus written; about 15-30 us on one core) costs more to hand to
-// a pool thread than it saves: onnxruntime's pool, not spinning, takes tens of microseconds to wake one
-// (benchmarks/cutover.py measures both sides). Small inputs therefore run inline on the calling thread.
+// A task of less work than this (elements read plus written) costs more to hand to a pool thread than it saves:
+// onnxruntime's pool, not spinning, is slow to wake one (benchmarks/cutover.py measures both sides). Small inputs
+// therefore run inline on the calling thread.
 #ifndef RG_MIN_TASK_WORK
 #define RG_MIN_TASK_WORK 32768
 #endif
