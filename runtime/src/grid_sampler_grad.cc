@@ -129,7 +129,6 @@ struct GridSamplerGrad {
       GridJob job;
       job.spatial = D;
       job.taps = mode == Interpolation::kNearest ? 1 : mode == Interpolation::kBilinear ? (D == 2 ? 4 : 8) : 16;
-      job.mode = mode;
       job.padding = padding;
       job.align_corners = align_corners;
       job.batch = input.dims[0];

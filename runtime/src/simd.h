@@ -67,8 +67,7 @@ struct SeparableJob {
 // One grid sampler backward (grid_sampler_grad.cc), split into tasks.
 struct GridJob {
   int spatial = 2;  // 2 or 3
-  int taps = 4;     // per point: taps per axis ^ spatial
-  Interpolation mode = Interpolation::kBilinear;
+  int taps = 4;     // per point: taps per axis ^ spatial (1: nearest, 4 or 8: bilinear, 16: bicubic)
   Padding padding = Padding::kZeros;
   bool align_corners = false;
   int64_t batch = 0, channels = 0, points = 0, plane = 0;
