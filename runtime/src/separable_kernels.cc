@@ -180,15 +180,13 @@ void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __res
   }
   if (job.strided_step == 0) return GatherRange(job, row, out, w_in, 0, w_in);
   // the regular run as strided loads, its ends through the table
-  if (job.strided_phases == 2) {  // a step of 1/2
-    StridedColumns<1, 2>(job, row, out, w_in);
-  } else {
-    switch (job.strided_step) {
-      case 1: StridedColumns<1, 1>(job, row, out, w_in); break;
-      case 2: StridedColumns<2, 1>(job, row, out, w_in); break;
-      case 3: StridedColumns<3, 1>(job, row, out, w_in); break;
-      default: StridedColumns<4, 1>(job, row, out, w_in); break;
-    }
+  constexpr int kHalfStep = 0;  // strided_phases 2: a step of 1/2
+  switch (job.strided_phases == 2 ? kHalfStep : job.strided_step) {
+    case kHalfStep: StridedColumns<1, 2>(job, row, out, w_in); break;
+    case 1: StridedColumns<1, 1>(job, row, out, w_in); break;
+    case 2: StridedColumns<2, 1>(job, row, out, w_in); break;
+    case 3: StridedColumns<3, 1>(job, row, out, w_in); break;
+    default: StridedColumns<4, 1>(job, row, out, w_in); break;
   }
   GatherRange(job, row, out, w_in, 0, job.strided_lo);
   GatherRange(job, row, out, w_in, job.strided_hi, w_in);
