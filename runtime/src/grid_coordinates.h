@@ -1,5 +1,5 @@
 // The coordinates of the grid samplers: aten's GridSampler.h rules per axis (the twin of opset/_coords.py),
-// and the taps of a run of grid points. Included by the kernels of every instruction set (simd_kernels.cc).
+// and the taps of a run of grid points. Included by the kernels of every instruction set (grid_kernels.cc).
 #pragma once
 
 #include <array>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernel_common.h"
+#include "taps.h"
 
 namespace rg {
 
@@ -72,7 +73,8 @@ template <typename A>
     coord = Clip(coord, size, grad);
   } else if (padding == Padding::kReflection) {
     A reflect_grad, clip_grad;
-    coord = align_corners ? Reflect(coord, 0, 2 * (size - 1), &reflect_grad) : Reflect(coord, -1, 2 * size - 1, &reflect_grad);
+    coord = align_corners ? Reflect(coord, 0, 2 * (size - 1), &reflect_grad)
+                          : Reflect(coord, -1, 2 * size - 1, &reflect_grad);
     coord = Clip(coord, size, &clip_grad);
     *grad = reflect_grad * clip_grad;
   }
@@ -99,16 +101,12 @@ inline int64_t NearestIndex(A grid_coord, int64_t size, bool align_corners) {
   return PixelIndex(std::nearbyint(pixel), size);
 }
 
-// get_cubic_upsample_coefficients and get_cubic_coefficients_grad, A = -0.75.
+// Bicubic's weights of the taps at -1, 0, 1, 2 for the fraction t (taps.h CubicWeights, aten
+// get_cubic_upsample_coefficients) and their derivatives in t (aten get_cubic_coefficients_grad), A = -0.75.
 template <typename A>
-void Cubic(A t, A coeffs[4], A grads[4]) {
+void CubicWeightsAndGrads(A t, A coeffs[4], A grads[4]) {
   const A a = A(-0.75);
-  auto near = [a](A x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto far = [a](A x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
-  coeffs[0] = far(t + 1);
-  coeffs[1] = near(t);
-  coeffs[2] = near(1 - t);
-  coeffs[3] = far(2 - t);
+  CubicWeights(t, a, coeffs);
   A x = -1 - t;
   grads[0] = (-3 * a * x - 10 * a) * x - 8 * a;
   x = -t;
@@ -151,7 +149,7 @@ template <typename A>
     }
     const A base = std::floor(pixel);
     A grads[4], ignored;
-    Cubic(pixel - base, t->weight, grads);
+    CubicWeightsAndGrads(pixel - base, t->weight, grads);
     for (int i = 0; i < 4; ++i) {
       t->index[i] = PixelIndex(Pad(base - 1 + i, size, padding, align_corners, &ignored), size);
       t->slope[i] = -grads[i];

@@ -4,7 +4,7 @@
 // Along each axis a grid point reads 1 (nearest), 2 (bilinear) or 4 (bicubic, 2-D only) taps; the
 // point reads the product of its axes' taps (K = taps^D; grid_coordinates.h, the rules of
 // opset/_coords.py). Both passes run channels-last so the inner loops run over a contiguous run
-// of channels (simd_kernels.cc), neither with atomics:
+// of channels (grid_kernels.cc), neither with atomics:
 //  - grad_input scatters: a task owns a block of channels of one batch item and walks every grid
 //    point in order, so each element is summed in aten's order, whatever the thread count;
 //  - grad_grid gathers: a task owns a chunk of grid points; the input is first copied
@@ -71,7 +71,8 @@ struct GridSamplerGrad {
     if (pad == "zeros") padding = Padding::kZeros;
     else if (pad == "border") padding = Padding::kBorder;
     else if (pad == "reflection") padding = Padding::kReflection;
-    else throw OpError(prefix + "attribute 'padding_mode' must be one of 'zeros', 'border', 'reflection', got '" + pad + "'");
+    else throw OpError(prefix + "attribute 'padding_mode' must be one of 'zeros', 'border', 'reflection', got '" + pad +
+                       "'");
     const int64_t corners = attrs.Int("align_corners", 0);
     if (corners != 0 && corners != 1)
       throw OpError(prefix + "attribute 'align_corners' must be 0 or 1, got " + std::to_string(corners));
@@ -99,7 +100,8 @@ struct GridSamplerGrad {
     static const char* axes[] = {"D", "H", "W"};
     for (int a = 0; a < D; ++a)
       if (input.dims[2 + a] <= 0)
-        throw OpError(prefix + "input '" + Names::kInputs[1] + "' must have a positive " + axes[3 - D + a] + "_in (dimension " +
+        throw OpError(prefix + "input '" + Names::kInputs[1] + "' must have a positive " + axes[3 - D + a] +
+                      "_in (dimension " +
                       std::to_string(2 + a) + "), got shape " + ShapeString(input.dims));
     if (grid.dims[1 + D] != D)
       throw OpError(prefix + "input 'grid' must have last dimension " + std::to_string(D) + " " + Names::kAxes +
@@ -127,8 +129,7 @@ struct GridSamplerGrad {
       GridJob job;
       job.spatial = D;
       job.taps = mode == Interpolation::kNearest ? 1 : mode == Interpolation::kBilinear ? (D == 2 ? 4 : 8) : 16;
-      job.mode = static_cast<int>(mode);
-      job.padding = static_cast<int>(padding);
+      job.padding = padding;
       job.align_corners = align_corners;
       job.batch = input.dims[0];
       job.channels = input.dims[1];
@@ -154,18 +155,18 @@ struct GridSamplerGrad {
       const int64_t wanted_blocks = std::max<int64_t>(1, (8 + job.batch - 1) / job.batch);
       job.block = std::min<int64_t>(64, std::max<int64_t>((job.channels + wanted_blocks - 1) / wanted_blocks, 16));
       job.block = std::max<int64_t>(1, std::min(job.block, job.channels));
-      const SimdKernels& simd = Simd();
+      const GridKernels& kernels = GridSimd();
       constexpr int dtype = DtypeIndex<T>();
       // work of a task, in elements read or written per tap: a point's taps for each channel of its task
       const double point_work = static_cast<double>(job.taps) + 2;
       auto run = [&](GridJob::Task kind, int64_t tasks, double work_per_task) {
         ParallelFor(api, context, static_cast<size_t>(tasks), work_per_task,
-                    [&](size_t task) { simd.grid[dtype](kind, job, static_cast<int64_t>(task)); });
+                    [&](size_t task) { kernels[dtype](kind, job, static_cast<int64_t>(task)); });
       };
       const double points = static_cast<double>(job.points);
       // Both gradients in one pass per batch item, unless that is one task: one image (N=1) whose grid gradient
-      // is large enough to split runs it apart, over point chunks, so that other threads share it (the separate
-      // pass and its channels-last copy cost ~20% at 1 thread: benchmarks/cutover.py, 16x64x64).
+      // is large enough to split runs it apart, over point chunks, so that other threads share it (at the cost of
+      // the separate pass and its channels-last copy: benchmarks/cutover.py measures both).
       const bool split_one_image = job.batch == 1 && job.GridTasks() > 1 &&
                                    points * job.channels * point_work >= 2 * kMinTaskWork;
       if (grad_input && grad_grid && job.block == job.channels && !split_one_image)
@@ -174,15 +175,15 @@ struct GridSamplerGrad {
       if (grad_input && mode == Interpolation::kNearest && job.plane < kInt32 - 1 && job.points < kInt32) {
         // Nearest: the gather tables once per batch item, then about 32 blocks of channels (no vectors over
         // channels here, so any block size). With one task per item (8 for the benchmark's 8x64x64x64) a pool thread
-        // that woke late (traced: 0.02 ms quiet, up to 4 ms on a busy machine) left whole items to the other. The
-        // tables are the calling thread's scratch for the run (kernel_common.h ScratchScope).
-        // AVX-512 float32: runs of 16 channels channels-last instead (simd_kernels.cc NearestSixteensTask;
-        // 8x64x64x64, 2 threads: 0.77 -> 0.62 ms) where every row is whole 64-byte lines and a task's two sums of
-        // a plane (64 bytes a pixel) fit the scratch cap; not with fewer than half as many points as pixels, where
-        // writing the planes from the sums costs more than the gathers save (2x64x128x128 from 64x64 points,
-        // 2 threads: 0.47 -> 0.52 ms), nor with rows that split lines (2x64x150x150: 1.3 -> 1.4 ms)
-        job.nearest_channels_last = std::is_same_v<T, float> && ActiveIsa() == Isa::kAvx512 && job.channels % 16 == 0 &&
-                                    job.plane % 16 == 0 && job.points % 16 == 0 && 2 * job.points >= job.plane &&
+        // that woke late (on a busy machine) left whole items to the other. The tables are the calling thread's
+        // scratch for the run (kernel_common.h ScratchScope).
+        // AVX-512 float32: runs of 16 channels channels-last instead (grid_kernels.cc NearestChannelsLastTask),
+        // where every row is whole 64-byte lines and a task's two sums of a plane (64 bytes a pixel) fit the scratch
+        // cap; not with fewer than half as many points as pixels, where writing the planes from the sums costs more
+        // than the gathers save, nor with rows that split lines (both measured slower than the gathers)
+        job.nearest_channels_last = std::is_same_v<T, float> && ActiveIsa() == Isa::kAvx512 &&
+                                    job.channels % 16 == 0 && job.plane % 16 == 0 && job.points % 16 == 0 &&
+                                    2 * job.points >= job.plane &&
                                     2 * (job.plane + 1) * 64 <= static_cast<int64_t>(kScratchCapBytes);
         thread_local std::vector<int32_t> point_pixel, first, pixel, point, bound;
         thread_local std::vector<int64_t> layers;
@@ -205,7 +206,7 @@ struct GridSamplerGrad {
           job.nearest_queue = &queue;
           const int64_t runs = job.batch * job.channels / 16, tasks = std::min<int64_t>(runs, 64);
           const double work = static_cast<double>(runs) / tasks * points * 16 * point_work;
-          return run(GridJob::Task::kNearestSixteens, tasks, work);
+          return run(GridJob::Task::kNearestChannelsLast, tasks, work);
         }
         const int64_t blocks = std::min<int64_t>(job.channels, (32 + job.batch - 1) / job.batch);
         job.block = (job.channels + blocks - 1) / blocks;
@@ -226,7 +227,8 @@ struct GridSamplerGrad {
 
 }  // namespace
 
-TypedOps GridSampler2DGradOps() { return MakeTypedOps<GridSamplerGrad<2>>(); }
-TypedOps GridSampler3DGradOps() { return MakeTypedOps<GridSamplerGrad<3>>(); }
+OpList GridSamplerGradOps() {
+  return JoinOps({MakeTypedOps<GridSamplerGrad<2>>(), MakeTypedOps<GridSamplerGrad<3>>()});
+}
 
 }  // namespace rg

@@ -66,15 +66,26 @@ bool SelectIsa(std::string* error) {
 
 Isa ActiveIsa() { return g_isa; }
 
-const SimdKernels& Simd() {
+const SeparableKernels& SeparableSimd() {
 #if defined(RG_HAVE_ISA_VARIANTS)
   switch (g_isa) {
-    case Isa::kAvx2: return avx2::Kernels();
-    case Isa::kAvx512: return avx512::Kernels();
+    case Isa::kAvx2: return avx2::SeparableTable();
+    case Isa::kAvx512: return avx512::SeparableTable();
     case Isa::kBaseline: break;
   }
 #endif
-  return baseline::Kernels();
+  return baseline::SeparableTable();
+}
+
+const GridKernels& GridSimd() {
+#if defined(RG_HAVE_ISA_VARIANTS)
+  switch (g_isa) {
+    case Isa::kAvx2: return avx2::GridTable();
+    case Isa::kAvx512: return avx512::GridTable();
+    case Isa::kBaseline: break;
+  }
+#endif
+  return baseline::GridTable();
 }
 
 }  // namespace rg

@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -121,9 +122,9 @@ void DispatchFloat(ONNXTensorElementDataType type, const std::string& prefix, co
 
 // ----------------------------------------------------------------------------- threads
 
-// A task of less work than this (elements read plus written; about 15-30 us on one core) costs more to hand to
-// a pool thread than it saves: onnxruntime's pool, not spinning, takes tens of microseconds to wake one
-// (benchmarks/cutover.py measures both sides). Small inputs therefore run inline on the calling thread.
+// A task of less work than this (elements read plus written) costs more to hand to a pool thread than it saves:
+// onnxruntime's pool, not spinning, is slow to wake one (benchmarks/cutover.py measures both sides). Small inputs
+// therefore run inline on the calling thread.
 #ifndef RG_MIN_TASK_WORK
 #define RG_MIN_TASK_WORK 32768
 #endif
@@ -264,6 +265,26 @@ TypedOps MakeTypedOps() {
   static const CustomOp<Kernel, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT> f32;
   static const CustomOp<Kernel, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE> f64;
   return {&f16, &bf16, &f32, &f64};
+}
+
+// The descriptors of a family of ops (kernels.h), every dtype of each.
+using OpList = std::vector<const OrtCustomOp*>;
+
+inline OpList JoinOps(std::initializer_list<TypedOps> ops) {
+  OpList all;
+  all.reserve(ops.size() * std::tuple_size_v<TypedOps>);
+  for (const TypedOps& typed : ops) all.insert(all.end(), typed.begin(), typed.end());
+  return all;
+}
+
+// A family whose ops are the rows of a table: Kernel<0> .. Kernel<Rows - 1>, Kernel<I> reading row I.
+template <template <size_t> class Kernel, size_t... I>
+OpList RowOps(std::index_sequence<I...>) {
+  return JoinOps({MakeTypedOps<Kernel<I>>()...});
+}
+template <template <size_t> class Kernel, size_t Rows>
+OpList FamilyOps() {
+  return RowOps<Kernel>(std::make_index_sequence<Rows>());
 }
 
 }  // namespace rg

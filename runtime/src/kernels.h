@@ -1,28 +1,13 @@
-// The op descriptors, defined in the kernel files, gathered by register.cc.
+// The op families, defined in the kernel files and registered by register.cc: each function returns the descriptors
+// of every op of its family, every dtype of each. A new op of the separable families is a row of its file's table
+// (kUpsampleRows, kResizeV2Rows); a new family is a line here and a line of register.cc's kFamilies.
 #pragma once
 
 #include "kernel_common.h"
 
 namespace rg {
-// grid_sampler_grad.cc
-TypedOps GridSampler2DGradOps();
-TypedOps GridSampler3DGradOps();
-// upsample_grad.cc: the torch-style family
-TypedOps UpsampleNearestExact1dGradOps();
-TypedOps UpsampleNearestExact2dGradOps();
-TypedOps UpsampleNearest2dGradOps();
-TypedOps UpsampleNearest3dGradOps();
-TypedOps UpsampleNearestExact3dGradOps();
-TypedOps UpsampleBilinear2dGradOps();
-TypedOps UpsampleTrilinear3dBackwardOps();
-TypedOps UpsampleBicubic2dGradOps();
-TypedOps UpsampleBilinear2dAABackwardOps();
-TypedOps UpsampleBicubic2dAAGradOps();
-// resize_v2_grad.cc: the Resize*V2Grad family
-TypedOps ResizeBilinearV2GradOps();
-TypedOps ResizeBicubicV2GradOps();
-TypedOps ResizeNearestNeighborV2GradOps();
-TypedOps ResizeLinearGradOps();
-// resize_grad.cc: ONNX Resize's gradient
-TypedOps ResizeGradOps();
+OpList GridSamplerGradOps();  // grid_sampler_grad.cc: GridSampler2DGrad, GridSampler3DGrad
+OpList UpsampleGradOps();     // upsample_grad.cc: the torch-style Upsample*Grad ops, kUpsampleRows
+OpList ResizeV2GradOps();     // resize_v2_grad.cc: CANN's Resize*V2Grad and ResizeLinearGrad, kResizeV2Rows
+OpList ResizeGradOps();       // resize_grad.cc: ONNX Resize's gradient, ResizeGrad
 }  // namespace rg

@@ -49,11 +49,11 @@ struct MicrosoftResizeGrad {
     }
     // No scales: the forward took sizes, and they are dY's lengths along the resized axes.
     const std::string& prefix = plan.Prefix();
-    if (plan.Policy() != 0)
-      throw OpError(prefix + "keep_aspect_ratio_policy '" + ResizeGradPlan::kPolicies[plan.Policy()] +
+    if (plan.AspectPolicy() != ResizeGradPlan::kStretch)
+      throw OpError(prefix + "keep_aspect_ratio_policy '" + ResizeGradPlan::kPolicies[plan.AspectPolicy()] +
                     "' needs input 'scales': without it the forward's scale comes from the shapes of dY and X "
                     "(dY / X per axis, as Resize computes it from sizes with 'stretch'), which do not determine the "
-                    "one scale '" + ResizeGradPlan::kPolicies[plan.Policy()] + "' applies to every axis");
+                    "one scale '" + ResizeGradPlan::kPolicies[plan.AspectPolicy()] + "' applies to every axis");
     std::vector<int64_t> sizes;
     for (int64_t axis : plan.ListedAxes(static_cast<int64_t>(x.dims.size()))) {
       if (dy.dims[axis] <= 0)

@@ -47,7 +47,8 @@ Tensor Describe(const OrtApi* api, const OrtValue* value) {
   }
   ort::Get<ort::ReleaseTensorTypeAndShapeInfoFn>(api, ort::kReleaseTensorTypeAndShapeInfo)(info);
   Check(api, status);
-  Check(api, ort::Get<ort::GetTensorMutableDataFn>(api, ort::kGetTensorMutableData)(const_cast<OrtValue*>(value), &t.data));
+  Check(api, ort::Get<ort::GetTensorMutableDataFn>(api, ort::kGetTensorMutableData)(const_cast<OrtValue*>(value),
+                                                                                    &t.data));
   return t;
 }
 }  // namespace
@@ -122,14 +123,15 @@ void CheckArrayType(const OrtApi* api, const OrtKernelInfo* info, const std::str
   size_t count = 0, length = 0;
   int64_t i = 0;
   float f = 0;
-  OrtStatus* status = ints ? ort::Get<ort::KernelInfoGetAttributeArray_floatFn>(api, ort::kKernelInfoGetAttributeArray_float)(
-                                 info, name, nullptr, &count)
-                           : ort::Get<ort::KernelInfoGetAttributeArray_int64Fn>(api, ort::kKernelInfoGetAttributeArray_int64)(
-                                 info, name, nullptr, &count);
+  auto floats = ort::Get<ort::KernelInfoGetAttributeArray_floatFn>(api, ort::kKernelInfoGetAttributeArray_float);
+  auto int64s = ort::Get<ort::KernelInfoGetAttributeArray_int64Fn>(api, ort::kKernelInfoGetAttributeArray_int64);
+  OrtStatus* status = ints ? floats(info, name, nullptr, &count) : int64s(info, name, nullptr, &count);
   bool other = status == nullptr && count > 0;
   Release(api, status);
-  for (OrtStatus* scalar : {ort::Get<ort::KernelInfoGetAttribute_int64Fn>(api, ort::kKernelInfoGetAttribute_int64)(info, name, &i),
-                            ort::Get<ort::KernelInfoGetAttribute_floatFn>(api, ort::kKernelInfoGetAttribute_float)(info, name, &f),
+  for (OrtStatus* scalar : {ort::Get<ort::KernelInfoGetAttribute_int64Fn>(api, ort::kKernelInfoGetAttribute_int64)(
+                                info, name, &i),
+                            ort::Get<ort::KernelInfoGetAttribute_floatFn>(api, ort::kKernelInfoGetAttribute_float)(
+                                info, name, &f),
                             ort::Get<ort::KernelInfoGetAttribute_stringFn>(api, ort::kKernelInfoGetAttribute_string)(
                                 info, name, nullptr, &length)}) {
     other = other || scalar == nullptr;
@@ -143,16 +145,14 @@ void CheckArrayType(const OrtApi* api, const OrtKernelInfo* info, const std::str
 
 int64_t Attributes::Int(const char* name, int64_t fallback) const {
   int64_t v = 0;
-  return Found(api_, ort::Get<ort::KernelInfoGetAttribute_int64Fn>(api_, ort::kKernelInfoGetAttribute_int64)(info_, name, &v),
-               prefix_, name, "an int")
-             ? v : fallback;
+  auto get = ort::Get<ort::KernelInfoGetAttribute_int64Fn>(api_, ort::kKernelInfoGetAttribute_int64);
+  return Found(api_, get(info_, name, &v), prefix_, name, "an int") ? v : fallback;
 }
 
 float Attributes::Float(const char* name, float fallback) const {
   float v = 0;
-  return Found(api_, ort::Get<ort::KernelInfoGetAttribute_floatFn>(api_, ort::kKernelInfoGetAttribute_float)(info_, name, &v),
-               prefix_, name, "a float")
-             ? v : fallback;
+  auto get = ort::Get<ort::KernelInfoGetAttribute_floatFn>(api_, ort::kKernelInfoGetAttribute_float);
+  return Found(api_, get(info_, name, &v), prefix_, name, "a float") ? v : fallback;
 }
 
 std::string Attributes::String(const char* name, const std::string& fallback) const {
@@ -268,15 +268,10 @@ const char* TypeName(ONNXTensorElementDataType type) {
 
 namespace {
 
-// The registration table. Descriptors live as long as the process: onnxruntime keeps pointers to them.
-rg::TypedOps (*const kOps[])() = {
-    rg::GridSampler2DGradOps,           rg::GridSampler3DGradOps,
-    rg::UpsampleNearestExact1dGradOps,  rg::UpsampleNearestExact2dGradOps,  rg::UpsampleNearestExact3dGradOps,
-    rg::UpsampleNearest2dGradOps,       rg::UpsampleNearest3dGradOps,       rg::UpsampleBilinear2dGradOps,
-    rg::UpsampleTrilinear3dBackwardOps, rg::UpsampleBicubic2dGradOps,       rg::UpsampleBilinear2dAABackwardOps,
-    rg::UpsampleBicubic2dAAGradOps,     rg::ResizeBilinearV2GradOps,        rg::ResizeBicubicV2GradOps,
-    rg::ResizeNearestNeighborV2GradOps, rg::ResizeLinearGradOps,     rg::ResizeGradOps,
-};
+// The registration table, a family per entry (kernels.h). Descriptors live as long as the process: onnxruntime keeps
+// pointers to them.
+rg::OpList (*const kFamilies[])() = {rg::GridSamplerGradOps, rg::UpsampleGradOps, rg::ResizeV2GradOps,
+                                     rg::ResizeGradOps};
 
 }  // namespace
 
@@ -295,9 +290,10 @@ extern "C" OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApi
   if (!rg::SelectIsa(&isa_error)) return rg::ErrorStatus(api, isa_error);
   // One domain per session-options object (onnxruntime keeps the pointer); they are never freed.
   OrtCustomOpDomain* domain = nullptr;
-  if (OrtStatus* s = ort::Get<ort::CreateCustomOpDomainFn>(api, ort::kCreateCustomOpDomain)(rg::kDomain, &domain)) return s;
-  for (auto typed_ops : kOps) {
-    for (const OrtCustomOp* op : typed_ops()) {
+  if (OrtStatus* s = ort::Get<ort::CreateCustomOpDomainFn>(api, ort::kCreateCustomOpDomain)(rg::kDomain, &domain))
+    return s;
+  for (auto family : kFamilies) {
+    for (const OrtCustomOp* op : family()) {
       if (OrtStatus* s = ort::Get<ort::CustomOpDomain_AddFn>(api, ort::kCustomOpDomain_Add)(domain, op)) return s;
     }
   }

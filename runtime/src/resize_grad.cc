@@ -42,7 +42,9 @@ std::vector<float> FloatValues(const Tensor& t, const std::string& prefix, const
   for (size_t k = 0; k < values.size(); ++k) {
     switch (t.type) {
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: values[k] = static_cast<const float*>(t.data)[k]; break;
-      case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: values[k] = static_cast<float>(static_cast<const double*>(t.data)[k]); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+        values[k] = static_cast<float>(static_cast<const double*>(t.data)[k]);
+        break;
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: values[k] = ToFloat(static_cast<const Float16*>(t.data)[k]); break;
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: values[k] = ToFloat(static_cast<const BFloat16*>(t.data)[k]); break;
       default:
@@ -61,10 +63,12 @@ ResizeGradPlan::ResizeGradPlan(const OrtApi* api, const OrtKernelInfo* info, con
   prefix = attrs.Prefix();
   mode.mode = static_cast<ResizeMode::Mode>(Choice(prefix, "mode", attrs.String("mode", "nearest"), kModes));
   mode.coordinate = static_cast<ResizeMode::Coordinate>(Choice(
-      prefix, "coordinate_transformation_mode", attrs.String("coordinate_transformation_mode", "half_pixel"), kCoordinates));
+      prefix, "coordinate_transformation_mode", attrs.String("coordinate_transformation_mode", "half_pixel"),
+      kCoordinates));
   mode.rounding = static_cast<ResizeMode::Rounding>(
       Choice(prefix, "nearest_mode", attrs.String("nearest_mode", "round_prefer_floor"), kRoundings));
-  policy = Choice(prefix, "keep_aspect_ratio_policy", attrs.String("keep_aspect_ratio_policy", "stretch"), kPolicies);
+  policy = static_cast<Policy>(
+      Choice(prefix, "keep_aspect_ratio_policy", attrs.String("keep_aspect_ratio_policy", "stretch"), kPolicies));
   for (const char* name : {"exclude_outside", "antialias"}) {
     const int64_t value = attrs.Int(name, 0);
     if (value != 0 && value != 1)
@@ -89,7 +93,8 @@ std::vector<int64_t> ResizeGradPlan::ListedAxes(int64_t rank) const {
   std::set<int64_t> seen;
   for (int64_t a : axes) {
     if (a < -rank || a >= rank)
-      throw OpError(prefix + "attribute 'axes' has " + std::to_string(a) + ", outside [-" + std::to_string(rank) + ", " +
+      throw OpError(prefix + "attribute 'axes' has " + std::to_string(a) + ", outside [-" + std::to_string(rank) +
+                    ", " +
                     std::to_string(rank - 1) + "] for the rank-" + std::to_string(rank) + " X");
     const int64_t axis = (a + rank) % rank;
     if (!seen.insert(axis).second) throw OpError(prefix + "attribute 'axes' repeats an axis: " + ListString(axes));
@@ -108,7 +113,8 @@ void ResizeGradPlan::CheckInputs(const Tensor& dy, const Tensor& x) const {
                   ShapeString(dy.dims));
 }
 
-std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims, const Tensor* roi, const Tensor* scales,
+std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims, const Tensor* roi,
+                                             const Tensor* scales,
                                              const Tensor* sizes) const {
   const int64_t rank = static_cast<int64_t>(x_dims.size());
   const std::vector<int64_t> listed = ListedAxes(rank);
@@ -120,13 +126,14 @@ std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims,
   const Tensor& given = with_scales ? *scales : *sizes;
   if (given.Count() != static_cast<int64_t>(listed.size()))
     throw OpError(prefix + "input '" + (with_scales ? "scales" : "sizes") + "' must have " +
-                  std::to_string(listed.size()) + " values (one per " + per + "), got " + std::to_string(given.Count()));
+                  std::to_string(listed.size()) + " values (one per " + per + "), got " +
+                  std::to_string(given.Count()));
   std::vector<ResizeAxis> plan(rank);
   for (int64_t a = 0; a < rank; ++a) plan[a].input_size = plan[a].output_size = x_dims[a];
   if (with_scales) {
     if (scales->type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
       throw OpError(prefix + "input 'scales' has dtype " + TypeName(scales->type) + "; expected float");
-    if (policy != 0)
+    if (policy != kStretch)
       throw OpError(prefix + "input 'scales' cannot be used with keep_aspect_ratio_policy '" + kPolicies[policy] +
                     "' (as Resize): give sizes");
     const float* values = static_cast<const float*>(scales->data);
@@ -151,10 +158,10 @@ std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims,
       ratios.push_back(in == 0 ? 1.f : static_cast<float>(values[k]) / static_cast<float>(in));
     }
     float joint = ratios.empty() ? 1.f : ratios[0];
-    for (float r : ratios) joint = policy == 1 ? std::min(joint, r) : std::max(joint, r);
+    for (float r : ratios) joint = policy == kNotLarger ? std::min(joint, r) : std::max(joint, r);
     for (size_t k = 0; k < listed.size(); ++k) {
       ResizeAxis& axis = plan[listed[k]];
-      if (policy == 0) {
+      if (policy == kStretch) {
         if (axis.input_size == 0)  // onnxruntime: "Input dim is zero but required output dim is non-zero"
           throw OpError(prefix + "input 'sizes' asks for length " + std::to_string(values[k]) + " at dimension " +
                         std::to_string(listed[k]) + ", where X has length 0 (as Resize: an empty axis cannot be "
@@ -170,7 +177,8 @@ std::vector<ResizeAxis> ResizeGradPlan::Plan(const std::vector<int64_t>& x_dims,
   if (mode.coordinate == ResizeMode::kTfCropAndResize && roi && roi->Count() > 0) {
     const std::vector<float> values = FloatValues(*roi, prefix, "roi");
     if (values.size() != 2 * listed.size())
-      throw OpError(prefix + "input 'roi' must have " + std::to_string(2 * listed.size()) + " values (starts then ends, "
+      throw OpError(prefix + "input 'roi' must have " + std::to_string(2 * listed.size()) +
+                    " values (starts then ends, "
                     "one per " + per + "), got " + std::to_string(values.size()));
     for (size_t k = 0; k < listed.size(); ++k) {
       plan[listed[k]].roi_start = values[k];
@@ -191,9 +199,9 @@ void ResizeGradPlan::Backward(const OrtApi* api, OrtKernelContext* context, cons
     using T = decltype(tag);
     using A = AccT<T>;
     T* out = static_cast<T*>(Output(api, context, 0, x.dims));
-    std::vector<AxisTaps<A>> taps;
+    std::vector<TapMatrix<A>> taps;
     taps.reserve(plan.size());
-    std::vector<const AxisTaps<A>*> axes(plan.size(), nullptr);
+    std::vector<const TapMatrix<A>*> axes(plan.size(), nullptr);
     if (dy.dims != x.dims) {  // Resize copies when the shape does not change
       for (size_t a = 0; a < plan.size(); ++a) {
         if (IsIdentityAxis(mode, plan[a])) continue;
@@ -228,13 +236,14 @@ struct ResizeGrad {
     const bool has_sizes = OptionalInput(api, context, 4, &sizes);
     plan.CheckInputs(dy, x);
     plan.Backward(api, context, dy, x,
-                  plan.Plan(x.dims, has_roi ? &roi : nullptr, has_scales ? &scales : nullptr, has_sizes ? &sizes : nullptr),
+                  plan.Plan(x.dims, has_roi ? &roi : nullptr, has_scales ? &scales : nullptr,
+                            has_sizes ? &sizes : nullptr),
                   "these scales/sizes");
   }
 };
 
 }  // namespace
 
-TypedOps ResizeGradOps() { return MakeTypedOps<ResizeGrad>(); }
+OpList ResizeGradOps() { return JoinOps({MakeTypedOps<ResizeGrad>()}); }
 
 }  // namespace rg

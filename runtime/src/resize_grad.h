@@ -15,15 +15,17 @@ namespace rg {
 
 class ResizeGradPlan {
  public:
-  static const char* const kPolicies[3];  // keep_aspect_ratio_policy: stretch, not_larger, not_smaller
+  // keep_aspect_ratio_policy: its values (kPolicies, in this order).
+  enum Policy { kStretch, kNotLarger, kNotSmaller };
+  static const char* const kPolicies[3];  // "stretch", "not_larger", "not_smaller"
 
   // Reads and checks the attributes of Resize; op_type names the op in every message.
   ResizeGradPlan(const OrtApi* api, const OrtKernelInfo* info, const char* op_type);
 
   // "OpType (node 'name'): ", the start of every message.
   const std::string& Prefix() const { return prefix; }
-  // The keep_aspect_ratio_policy, an index into kPolicies (0: stretch).
-  int Policy() const { return policy; }
+  // The keep_aspect_ratio_policy.
+  Policy AspectPolicy() const { return policy; }
   // The axes roi / scales / sizes refer to, normalised and checked against the rank; 0..rank-1 without `axes`.
   std::vector<int64_t> ListedAxes(int64_t rank) const;
   // "entry of axes" with the `axes` attribute, else "axis": what one value of roi / scales / sizes is for.
@@ -42,7 +44,7 @@ class ResizeGradPlan {
  private:
   std::string prefix;
   ResizeMode mode;
-  int policy = 0;  // kPolicies
+  Policy policy = kStretch;
   bool has_axes = false;
   std::vector<int64_t> axes;
 };

@@ -1,10 +1,11 @@
-// The CANN Resize*V2Grad / ResizeLinearGrad family: one table row per op, one kernel for all of them.
+// The CANN Resize*V2Grad / ResizeLinearGrad family: one row of kResizeV2Rows per op, one kernel for all of them.
 //
 // grads [N, C, *out] and the forward input's shape (the tensor original_image, or an int tensor
 // `size` [H, W]) -> y [N, C, *in]; coordinate modes are align_corners / half_pixel_centers flags
 // and `scales` forward scales (used when align_corners is 0). The checks and their messages are
 // those of opset/_resize_v2.py.
 #include <cstring>
+#include <iterator>
 
 #include "kernels.h"
 #include "separable.h"
@@ -12,30 +13,39 @@
 namespace rg {
 namespace {
 
+// What an op takes beyond grads, align_corners and a list of forward scales (ResizeV2Row::options, or-ed).
+enum ResizeV2Option : unsigned {
+  kHalfPixelCenters = 1u << 0,  // has the half_pixel_centers attribute
+  kSingleScale = 1u << 1,       // one float `scale` instead of the list `scales`
+  kSizeInput = 1u << 2,         // input 1 is `size` [H, W] (int32 or int64) instead of original_image
+};
+
 struct ResizeV2Row {
   const char* name;
   int since_version;
   TapKind kind;
-  int spatial;              // 2 (NCHW) or 1 (NCL)
-  bool half_pixel_centers;  // has the attribute
-  bool single_scale;        // one float `scale` instead of the list `scales`
-  bool size_input;          // input 1 is `size` [H, W] (int32 or int64) instead of original_image
+  int spatial;       // 2 (NCHW) or 1 (NCL)
+  unsigned options;  // ResizeV2Option
+  constexpr bool Has(ResizeV2Option option) const { return (options & option) != 0; }
 };
 
-constexpr ResizeV2Row kResizeBilinearV2Grad{"ResizeBilinearV2Grad", 1, TapKind::kTfLinear, 2, true, false, false};
-constexpr ResizeV2Row kResizeBicubicV2Grad{"ResizeBicubicV2Grad", 2, TapKind::kCubic, 2, false, false, false};
-constexpr ResizeV2Row kResizeNearestNeighborV2Grad{"ResizeNearestNeighborV2Grad", 2, TapKind::kTfNearest, 2, true,
-                                                   false, true};
-constexpr ResizeV2Row kResizeLinearGrad{"ResizeLinearGrad", 2, TapKind::kLinear, 1, false, true, false};
+// The ops: a row each (registered by ResizeV2GradOps).
+constexpr ResizeV2Row kResizeV2Rows[] = {
+    {"ResizeBilinearV2Grad", 1, TapKind::kTfLinear, 2, kHalfPixelCenters},
+    {"ResizeBicubicV2Grad", 2, TapKind::kCubic, 2, 0},
+    {"ResizeNearestNeighborV2Grad", 2, TapKind::kTfNearest, 2, kHalfPixelCenters | kSizeInput},
+    {"ResizeLinearGrad", 2, TapKind::kLinear, 1, kSingleScale},
+};
 
-template <const ResizeV2Row* Row>
+template <size_t I>
 struct ResizeV2Grad {
-  static constexpr const char* kName = Row->name;
-  static constexpr int kSinceVersion = Row->since_version;
+  static constexpr const ResizeV2Row& kRow = kResizeV2Rows[I];
+  static constexpr const char* kName = kRow.name;
+  static constexpr int kSinceVersion = kRow.since_version;
   static constexpr size_t kInputs = 2;
   static constexpr size_t kOutputs = 1;
   static constexpr bool kOptionalOutputs = false;
-  static InputSpec InputSpecAt(size_t index) { return InputSpec{!(Row->size_input && index == 1), false}; }
+  static InputSpec InputSpecAt(size_t index) { return InputSpec{!(kRow.Has(kSizeInput) && index == 1), false}; }
 
   const OrtApi* api;
   std::string prefix;
@@ -46,35 +56,35 @@ struct ResizeV2Grad {
     Attributes attrs(api, info, kName);
     prefix = attrs.Prefix();
     const int64_t corners = attrs.Int("align_corners", 0);
-    const int64_t half = Row->half_pixel_centers ? attrs.Int("half_pixel_centers", 0) : 0;
+    const int64_t half = kRow.Has(kHalfPixelCenters) ? attrs.Int("half_pixel_centers", 0) : 0;
     for (auto [name, value] : {std::pair<const char*, int64_t>{"align_corners", corners}, {"half_pixel_centers", half}})
       if (value != 0 && value != 1)
         throw OpError(prefix + "attribute '" + name + "' must be 0 or 1, got " + std::to_string(value));
     if (corners && half) throw OpError(prefix + "attributes 'align_corners' and 'half_pixel_centers' cannot both be 1");
     options.align_corners = corners == 1;
     options.half_pixel_centers = half == 1;
-    if (Row->single_scale) {
+    if (kRow.Has(kSingleScale)) {
       scales[0] = attrs.Float("scale", 0.f);
       CheckScale(prefix, "scale", scales[0]);
       return;
     }
     std::vector<float> values;
     if (attrs.Floats("scales", &values)) {
-      if (static_cast<int>(values.size()) != Row->spatial)
-        throw OpError(prefix + "attribute 'scales' must have " + std::to_string(Row->spatial) + " values " +
-                      (Row->spatial == 2 ? "[scale_h, scale_w]" : "[scale_l]") + ", got " +
+      if (static_cast<int>(values.size()) != kRow.spatial)
+        throw OpError(prefix + "attribute 'scales' must have " + std::to_string(kRow.spatial) + " values " +
+                      (kRow.spatial == 2 ? "[scale_h, scale_w]" : "[scale_l]") + ", got " +
                       std::to_string(values.size()) + " values");
-      for (int axis = 0; axis < Row->spatial; ++axis) {
+      for (int axis = 0; axis < kRow.spatial; ++axis) {
         CheckScale(prefix, axis == 0 ? "scales[0]" : "scales[1]", values[axis]);
         scales[axis] = values[axis];
       }
     }
   }
 
-  static const char* Name(int axis) { return Row->spatial == 1 ? "L" : axis == 0 ? "H" : "W"; }
+  static const char* Name(int axis) { return kRow.spatial == 1 ? "L" : axis == 0 ? "H" : "W"; }
   static std::string Layout(const char* suffix) {
     std::string s = "[N, C";
-    for (int a = 0; a < Row->spatial; ++a) s += std::string(", ") + Name(a) + suffix;
+    for (int a = 0; a < kRow.spatial; ++a) s += std::string(", ") + Name(a) + suffix;
     return s + "]";
   }
 
@@ -86,10 +96,10 @@ struct ResizeV2Grad {
     for (size_t k = 0; k < values.size(); ++k)
       values[k] = size.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ? static_cast<const int32_t*>(size.data)[k]
                                                                    : static_cast<const int64_t*>(size.data)[k];
-    if (static_cast<int>(values.size()) != Row->spatial)
-      throw OpError(prefix + "input 'size' must hold " + std::to_string(Row->spatial) + " values [H_in, W_in], got " +
+    if (static_cast<int>(values.size()) != kRow.spatial)
+      throw OpError(prefix + "input 'size' must hold " + std::to_string(kRow.spatial) + " values [H_in, W_in], got " +
                     ListString(values));
-    for (int a = 0; a < Row->spatial; ++a)
+    for (int a = 0; a < kRow.spatial; ++a)
       if (values[a] <= 0)
         throw OpError(prefix + "input 'size' must hold a positive " + Name(a) + "_in, got " + ListString(values));
     return values;
@@ -97,16 +107,16 @@ struct ResizeV2Grad {
 
   void Compute(OrtKernelContext* context) {
     const Tensor grads = Input(api, context, 0), shape_input = Input(api, context, 1);
-    const size_t rank = 2 + Row->spatial;
+    const size_t rank = 2 + kRow.spatial;
     if (grads.dims.size() != rank)
       throw OpError(prefix + "input 'grads' must be " + std::to_string(rank) + "-D " + Layout("_out") + ", got shape " +
                     ShapeString(grads.dims));
-    for (int a = 0; a < Row->spatial; ++a)
+    for (int a = 0; a < kRow.spatial; ++a)
       if (grads.dims[2 + a] <= 0)
         throw OpError(prefix + "input 'grads' must have a positive " + Name(a) + "_out (dimension " +
                       std::to_string(2 + a) + "), got shape " + ShapeString(grads.dims));
     std::vector<int64_t> in_dims(grads.dims.begin(), grads.dims.begin() + 2);
-    if (Row->size_input) {
+    if (kRow.Has(kSizeInput)) {
       for (int64_t v : SizeValues(shape_input)) in_dims.push_back(v);
     } else {
       const Tensor& image = shape_input;
@@ -118,10 +128,11 @@ struct ResizeV2Grad {
                       TypeName(grads.type) + "; all inputs must share one dtype");
       for (int axis = 0; axis < 2; ++axis)
         if (grads.dims[axis] != image.dims[axis])
-          throw OpError(prefix + "dimension " + std::to_string(axis) + " of 'grads' (" + std::to_string(grads.dims[axis]) +
+          throw OpError(prefix + "dimension " + std::to_string(axis) + " of 'grads' (" +
+                        std::to_string(grads.dims[axis]) +
                         ") must equal dimension " + std::to_string(axis) + " of 'original_image' (" +
                         std::to_string(image.dims[axis]) + ")");
-      for (int a = 0; a < Row->spatial; ++a)
+      for (int a = 0; a < kRow.spatial; ++a)
         if (image.dims[2 + a] <= 0)
           throw OpError(prefix + "input 'original_image' must have a positive " + Name(a) + "_in (dimension " +
                         std::to_string(2 + a) + "), got shape " + ShapeString(image.dims));
@@ -131,13 +142,13 @@ struct ResizeV2Grad {
       using T = decltype(tag);
       using A = AccT<T>;
       T* out = static_cast<T*>(Output(api, context, 0, in_dims));
-      std::vector<AxisTaps<A>> taps;
-      taps.reserve(Row->spatial);
-      std::vector<const AxisTaps<A>*> axes(rank, nullptr);
-      for (int a = 0; a < Row->spatial; ++a) {
+      std::vector<TapMatrix<A>> taps;
+      taps.reserve(kRow.spatial);
+      std::vector<const TapMatrix<A>*> axes(rank, nullptr);
+      for (int a = 0; a < kRow.spatial; ++a) {
         TapOptions axis_options = options;
         axis_options.scale = scales[a];
-        taps.push_back(MakeTaps<A>(Row->kind, in_dims[2 + a], grads.dims[2 + a], axis_options));
+        taps.push_back(MakeTaps<A>(kRow.kind, in_dims[2 + a], grads.dims[2 + a], axis_options));
         axes[2 + a] = &taps.back();
       }
       SeparableBackward<T>(api, context, static_cast<const T*>(grads.data), out, grads.dims, in_dims, axes);
@@ -147,9 +158,6 @@ struct ResizeV2Grad {
 
 }  // namespace
 
-TypedOps ResizeBilinearV2GradOps() { return MakeTypedOps<ResizeV2Grad<&kResizeBilinearV2Grad>>(); }
-TypedOps ResizeBicubicV2GradOps() { return MakeTypedOps<ResizeV2Grad<&kResizeBicubicV2Grad>>(); }
-TypedOps ResizeNearestNeighborV2GradOps() { return MakeTypedOps<ResizeV2Grad<&kResizeNearestNeighborV2Grad>>(); }
-TypedOps ResizeLinearGradOps() { return MakeTypedOps<ResizeV2Grad<&kResizeLinearGrad>>(); }
+OpList ResizeV2GradOps() { return FamilyOps<ResizeV2Grad, std::size(kResizeV2Rows)>(); }
 
 }  // namespace rg

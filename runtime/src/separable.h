@@ -21,7 +21,7 @@ namespace rg {
 // would not be compact (one input reading far more outputs than the others, or an axis past 2^31 outputs):
 // the rows then gather through the CSR form.
 template <typename A>
-bool GatherTable(const AxisTaps<A>& taps, std::vector<int32_t>* source, std::vector<A>* weight,
+bool GatherTable(const TapMatrix<A>& taps, std::vector<int32_t>* source, std::vector<A>* weight,
                  std::vector<int32_t>* count, int* width) {
   const int64_t w_in = taps.input_size;
   if (taps.output_size >= (int64_t{1} << 31)) return false;
@@ -83,7 +83,7 @@ inline bool StridedRun(const std::vector<int32_t>& source, const std::vector<int
 // (offsets within the inner block) and their weights: the product of the axes' inverted taps, the later axis
 // inner. Returns the number of inner rows.
 template <typename A>
-int64_t RowReads(const std::vector<const AxisTaps<A>*>& axes, const std::vector<int64_t>& in_dims,
+int64_t RowReads(const std::vector<const TapMatrix<A>*>& axes, const std::vector<int64_t>& in_dims,
                  const std::vector<int64_t>& out_dims, int first, std::vector<int64_t>* start,
                  std::vector<int64_t>* offset, std::vector<A>* weight) {
   const int last = static_cast<int>(in_dims.size()) - 1;
@@ -122,7 +122,7 @@ int64_t RowReads(const std::vector<const AxisTaps<A>*>& axes, const std::vector<
 template <typename T>
 void SeparableBackward(const OrtApi* api, OrtKernelContext* context, const T* grad_output, T* grad_input,
                        const std::vector<int64_t>& out_dims, const std::vector<int64_t>& in_dims,
-                       const std::vector<const AxisTaps<AccT<T>>*>& axes) {
+                       const std::vector<const TapMatrix<AccT<T>>*>& axes) {
   using A = AccT<T>;
   const int rank = static_cast<int>(in_dims.size());
   const int last = rank - 1;
@@ -165,10 +165,10 @@ void SeparableBackward(const OrtApi* api, OrtKernelContext* context, const T* gr
   auto task = [&](size_t task_index) {
     const int64_t first = static_cast<int64_t>(task_index) * rows_per_task;
     const int64_t end = std::min(total_rows, first + rows_per_task);
-    if constexpr (std::is_same_v<T, float>) Simd().separable_f32(job, first, end);
-    else if constexpr (std::is_same_v<T, double>) Simd().separable_f64(job, first, end);
-    else if constexpr (std::is_same_v<T, Float16>) Simd().separable_f16(job, first, end);
-    else Simd().separable_bf16(job, first, end);
+    if constexpr (std::is_same_v<T, float>) SeparableSimd().f32(job, first, end);
+    else if constexpr (std::is_same_v<T, double>) SeparableSimd().f64(job, first, end);
+    else if constexpr (std::is_same_v<T, Float16>) SeparableSimd().f16(job, first, end);
+    else SeparableSimd().bf16(job, first, end);
   };
   int64_t out_count = 1, in_count = 1;
   for (int a = 0; a < rank; ++a) out_count *= out_dims[a], in_count *= in_dims[a];

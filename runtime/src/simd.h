@@ -1,11 +1,10 @@
 // The hot loops, compiled once per instruction set and chosen once at load time.
 //
-// simd_kernels.cc is built three times on x86-64 (baseline x86-64-v2, AVX2 + FMA + F16C,
-// AVX-512 F/BW/DQ/VL), each into its own namespace (rg::baseline, rg::avx2, rg::avx512), and once
-// (rg::baseline, portable C++) elsewhere. Every variant computes the same products and sums in the
-// same order (vectors run over independent elements; -ffp-contract=off everywhere), so the paths
-// give bit-identical results. RESAMPLE_GRAD_ISA=baseline|avx2|avx512 forces one; otherwise the best
-// the CPU has runs.
+// separable_kernels.cc and grid_kernels.cc are each built three times on x86-64 (baseline x86-64-v2, AVX2 + FMA +
+// F16C, AVX-512 F/BW/DQ/VL; isa_target.h), into one namespace per set (rg::baseline, rg::avx2, rg::avx512), and once
+// (rg::baseline, portable C++) elsewhere. Every variant computes the same products and sums in the same order
+// (vectors run over independent elements; -ffp-contract=off everywhere), so the paths give bit-identical results.
+// RESAMPLE_GRAD_ISA=baseline|avx2|avx512 forces one; otherwise the best the CPU has runs.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <string>
 #include <type_traits>
 
+#include "grid_coordinates.h"
 #include "kernel_common.h"
 #include "taps.h"
 
@@ -48,7 +48,7 @@ struct SeparableJob {
   // The last axis's inverted taps (columns == nullptr: the axis is kept). As a fixed-width table for
   // vector gathers when it is compact (gather_width > 0): input x reads outputs gather_source[k * w_in + x]
   // with gather_weight[...] for k < gather_count[x]; else (gather_width == 0) the CSR form of `columns`.
-  const AxisTaps<A>* columns = nullptr;
+  const TapMatrix<A>* columns = nullptr;
   int gather_width = 0;
   const int32_t* gather_source = nullptr;
   const A* gather_weight = nullptr;
@@ -67,9 +67,8 @@ struct SeparableJob {
 // One grid sampler backward (grid_sampler_grad.cc), split into tasks.
 struct GridJob {
   int spatial = 2;  // 2 or 3
-  int taps = 4;     // per point: taps per axis ^ spatial
-  int mode = 0;     // grid_coordinates.h Interpolation
-  int padding = 0;  // grid_coordinates.h Padding
+  int taps = 4;     // per point: taps per axis ^ spatial (1: nearest, 4 or 8: bilinear, 16: bicubic)
+  Padding padding = Padding::kZeros;
   bool align_corners = false;
   int64_t batch = 0, channels = 0, points = 0, plane = 0;
   int64_t sizes[3] = {1, 1, 1};  // spatial sizes, D H W order (the first `spatial`)
@@ -87,7 +86,7 @@ struct GridJob {
   // [bound[r - 1], bound[r]) of pixel and point (bound = nearest_bound + b * (points + 1), bound[0] = 0, r <=
   // nearest_layers[b]; pixel, point the same offset into nearest_pixel, nearest_point); no pixel twice in a layer.
   // Point p's pixel (plane: outside) is nearest_point_pixel[b * points + p]. With nearest_channels_last (AVX-512
-  // float32 only) there are no layers: kNearestSixteens tasks sum channels-last instead, taking runs of 16 channels
+  // float32 only) there are no layers: kNearestChannelsLast tasks sum channels-last instead, taking runs of 16 channels
   // from nearest_queue. All nullptr when the plane or the points pass 2^31 (the kInput tasks then scatter as bilinear
   // does).
   int32_t* nearest_point_pixel = nullptr;
@@ -98,10 +97,10 @@ struct GridJob {
   int32_t* nearest_point = nullptr;
   int32_t* nearest_bound = nullptr;
   int64_t* nearest_layers = nullptr;
-  // The tasks (see SimdKernels::grid): kTranspose and kInput per (batch item, block of channels), kGrid per
+  // The tasks (see GridKernels): kTranspose and kInput per (batch item, block of channels), kGrid per
   // (batch item, chunk of points), kBoth per batch item when one block holds every channel, kNearestTaps per
-  // batch item, kNearestSixteens any number (each takes runs until none is left).
-  enum class Task { kTranspose, kInput, kGrid, kBoth, kNearestTaps, kNearestSixteens };
+  // batch item, kNearestChannelsLast any number (each takes runs until none is left).
+  enum class Task { kTranspose, kInput, kGrid, kBoth, kNearestTaps, kNearestChannelsLast };
   // The batch item and channels [c0, c1) of a kTranspose or kInput task.
   struct Block {
     int64_t b, c0, c1;
@@ -125,23 +124,26 @@ constexpr int DtypeIndex() {
   return std::is_same_v<T, float> ? 0 : std::is_same_v<T, double> ? 1 : std::is_same_v<T, Float16> ? 2 : 3;
 }
 
-// The dispatch table: one entry per loop and dtype.
-struct SimdKernels {
-  void (*separable_f32)(const SeparableJob<float>&, int64_t first, int64_t end);
-  void (*separable_f64)(const SeparableJob<double>&, int64_t first, int64_t end);
-  void (*separable_f16)(const SeparableJob<float>&, int64_t first, int64_t end);
-  void (*separable_bf16)(const SeparableJob<float>&, int64_t first, int64_t end);
-  // the grid samplers: one task of a GridJob
-  PerDtype<void (*)(GridJob::Task kind, const GridJob&, int64_t task)> grid;
+// The dispatch tables of one instruction set. The separable backward: grad_input rows [first, end) of a
+// SeparableJob, per dtype (the half types accumulate in float).
+struct SeparableKernels {
+  void (*f32)(const SeparableJob<float>&, int64_t first, int64_t end);
+  void (*f64)(const SeparableJob<double>&, int64_t first, int64_t end);
+  void (*f16)(const SeparableJob<float>&, int64_t first, int64_t end);
+  void (*bf16)(const SeparableJob<float>&, int64_t first, int64_t end);
 };
+// The grid samplers: one task of a GridJob.
+using GridKernels = PerDtype<void (*)(GridJob::Task kind, const GridJob&, int64_t task)>;
 
-// The active instruction set's table.
-const SimdKernels& Simd();
+// The active instruction set's tables (isa.cc).
+const SeparableKernels& SeparableSimd();
+const GridKernels& GridSimd();
 
-// Declared in every namespace simd_kernels.cc is compiled into.
-#define RG_DECLARE_SIMD_KERNELS(ns) \
-  namespace ns {                    \
-  const SimdKernels& Kernels();     \
+// Defined in every namespace the kernel files are compiled into: separable_kernels.cc, grid_kernels.cc.
+#define RG_DECLARE_SIMD_KERNELS(ns)          \
+  namespace ns {                             \
+  const SeparableKernels& SeparableTable();  \
+  const GridKernels& GridTable();            \
   }
 RG_DECLARE_SIMD_KERNELS(baseline)
 RG_DECLARE_SIMD_KERNELS(avx2)

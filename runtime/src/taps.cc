@@ -10,7 +10,7 @@
 namespace rg {
 
 template <typename A>
-void AxisTaps<A>::Invert() {
+void TapMatrix<A>::Invert() {
   inverse_start.assign(input_size + 1, 0);
   for (int64_t k = 0; k < static_cast<int64_t>(index.size()); ++k)
     if (weight[k] != A(0)) ++inverse_start[index[k] + 1];
@@ -29,7 +29,7 @@ void AxisTaps<A>::Invert() {
 }
 
 template <typename A>
-bool AxisTaps<A>::IsIdentity() const {
+bool TapMatrix<A>::IsIdentity() const {
   if (input_size != output_size) return false;
   for (int64_t o = 0; o < output_size; ++o) {
     for (int64_t k = start[o]; k < start[o + 1]; ++k)
@@ -37,16 +37,6 @@ bool AxisTaps<A>::IsIdentity() const {
     if (start[o + 1] == start[o] || weight[start[o]] != A(1)) return false;
   }
   return true;
-}
-
-template <typename A>
-void CubicWeights(A t, A a, A out[4]) {
-  auto near = [a](A x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto far = [a](A x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
-  out[0] = far(t + 1);
-  out[1] = near(t);
-  out[2] = near(1 - t);
-  out[3] = far(2 - t);
 }
 
 namespace {
@@ -70,23 +60,24 @@ A AtenScale(int64_t in, int64_t out, float scale, bool align_corners) {
 }
 
 template <typename A>
-void Identity(AxisTaps<A>* taps) {
+void Identity(TapMatrix<A>* taps) {
   for (int64_t o = 0; o < taps->output_size; ++o) taps->Add(o, A(1)), taps->NextOutput();
 }
 
 template <typename A>
-void Nearest(AxisTaps<A>* taps, float scale) {
+void Nearest(TapMatrix<A>* taps, float scale) {
   const int64_t in = taps->input_size, out = taps->output_size;
   const float ratio = AtenScale<float>(in, out, scale, false);
   for (int64_t o = 0; o < out; ++o) {
-    const int64_t i = out == in ? o : out == 2 * in ? (o >> 1)
-                                                    : std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * ratio)), in - 1);
+    int64_t i = o;
+    if (out == 2 * in) i = o >> 1;
+    else if (out != in) i = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * ratio)), in - 1);
     taps->Add(i, A(1)), taps->NextOutput();
   }
 }
 
 template <typename A>
-void NearestExact(AxisTaps<A>* taps, float scale) {
+void NearestExact(TapMatrix<A>* taps, float scale) {
   const int64_t in = taps->input_size, out = taps->output_size;
   const float ratio = AtenScale<float>(in, out, scale, false);
   for (int64_t o = 0; o < out; ++o) {
@@ -97,7 +88,7 @@ void NearestExact(AxisTaps<A>* taps, float scale) {
 }
 
 template <typename A>
-void Linear(AxisTaps<A>* taps, float scale, bool align_corners) {
+void Linear(TapMatrix<A>* taps, float scale, bool align_corners) {
   const int64_t in = taps->input_size, out = taps->output_size;
   if (in == out) return Identity(taps);  // aten copies when the sizes agree, whatever the scale
   const A ratio = AtenScale<A>(in, out, scale, align_corners);
@@ -113,7 +104,7 @@ void Linear(AxisTaps<A>* taps, float scale, bool align_corners) {
 }
 
 template <typename A>
-void Cubic(AxisTaps<A>* taps, float scale, bool align_corners) {
+void Cubic(TapMatrix<A>* taps, float scale, bool align_corners) {
   const int64_t in = taps->input_size, out = taps->output_size;
   if (in == out) return Identity(taps);
   const A ratio = AtenScale<A>(in, out, scale, align_corners);
@@ -128,18 +119,16 @@ void Cubic(AxisTaps<A>* taps, float scale, bool align_corners) {
   }
 }
 
+// The antialias windows' filter at a signed distance x: the triangle, or Keys' cubic with parameter a.
 template <typename A>
-A AntialiasFilter(A x, bool cubic) {
+A AntialiasFilter(A x, bool cubic, A a) {
+  if (cubic) return KeysFilter(x, a);
   x = std::fabs(x);
-  if (!cubic) return x < 1 ? 1 - x : A(0);
-  const A a = A(-0.5);
-  if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
-  if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
-  return A(0);
+  return x < 1 ? 1 - x : A(0);
 }
 
 template <typename A>
-void Antialias(AxisTaps<A>* taps, float scale, bool align_corners, bool cubic) {
+void Antialias(TapMatrix<A>* taps, float scale, bool align_corners, bool cubic) {
   const int64_t in = taps->input_size, out = taps->output_size;
   const A ratio = AtenScale<A>(in, out, scale, align_corners);
   const A half_size = cubic ? A(2) : A(1);
@@ -150,10 +139,11 @@ void Antialias(AxisTaps<A>* taps, float scale, bool align_corners, bool cubic) {
   for (int64_t o = 0; o < out; ++o) {
     const A center = ratio * (static_cast<A>(o) + A(0.5));
     const int64_t xmin = std::max(static_cast<int64_t>(center - support + A(0.5)), int64_t{0});
-    const int64_t xsize = std::clamp(std::min(static_cast<int64_t>(center + support + A(0.5)), in) - xmin, int64_t{0}, max_size);
+    const int64_t xsize =
+        std::clamp(std::min(static_cast<int64_t>(center + support + A(0.5)), in) - xmin, int64_t{0}, max_size);
     A total = 0;
     for (int64_t j = 0; j < xsize; ++j) {
-      w[j] = AntialiasFilter<A>((static_cast<A>(j + xmin) - center + A(0.5)) * invscale, cubic);
+      w[j] = AntialiasFilter<A>((static_cast<A>(j + xmin) - center + A(0.5)) * invscale, cubic, A(-0.5));
       total += w[j];
     }
     for (int64_t j = 0; j < xsize; ++j) taps->Add(xmin + j, total != A(0) ? w[j] / total : w[j]);
@@ -168,7 +158,7 @@ float TfScale(int64_t in, int64_t out, float scale, bool align_corners) {
 }
 
 template <typename A>
-void TfNearest(AxisTaps<A>* taps, const TapOptions& options) {
+void TfNearest(TapMatrix<A>* taps, const TapOptions& options) {
   const int64_t in = taps->input_size, out = taps->output_size;
   const float s = TfScale(in, out, options.scale, options.align_corners);
   for (int64_t o = 0; o < out; ++o) {
@@ -180,7 +170,7 @@ void TfNearest(AxisTaps<A>* taps, const TapOptions& options) {
 }
 
 template <typename A>
-void TfLegacyLinear(AxisTaps<A>* taps, float scale) {
+void TfLegacyLinear(TapMatrix<A>* taps, float scale) {
   const int64_t in = taps->input_size, out = taps->output_size;
   const float ratio = scale > 0 ? static_cast<float>(1.0 / static_cast<double>(scale))
                                 : static_cast<float>(in) / static_cast<float>(out);
@@ -208,13 +198,15 @@ float OriginalCoordinate(const ResizeMode& mode, const ResizeAxis& axis, int64_t
     case ResizeMode::kTfCropAndResize:
       if (axis.output_size > 1)
         return axis.roi_start * (big_l - 1) + (x * (axis.roi_end - axis.roi_start) * (big_l - 1)) / (big_r - 1);
-      return static_cast<float>(0.5 * static_cast<double>(axis.roi_start + axis.roi_end) * static_cast<double>(big_l - 1));
+      return static_cast<float>(0.5 * static_cast<double>(axis.roi_start + axis.roi_end) *
+                                static_cast<double>(big_l - 1));
     case ResizeMode::kHalfPixelSymmetric: {
       const float output_width = s * big_l;
       const float adjustment = big_r / output_width;
       const float center = big_l / 2;
       const float offset = center * (1 - adjustment);
-      return static_cast<float>(static_cast<double>(offset) + (static_cast<double>(x) + 0.5) / static_cast<double>(s) - 0.5);
+      return static_cast<float>(static_cast<double>(offset) + (static_cast<double>(x) + 0.5) / static_cast<double>(s) -
+                                0.5);
     }
     case ResizeMode::kHalfPixel: break;
   }
@@ -226,16 +218,9 @@ int64_t NearestPixel(float x, ResizeMode::Rounding rounding) {
   const float floor = std::floor(x);
   if (rounding == ResizeMode::kFloor) return static_cast<int64_t>(floor);
   if (rounding == ResizeMode::kCeil) return static_cast<int64_t>(std::ceil(x));
-  if (std::fabs((x - floor) - 0.5f) <= 1e-6f) return static_cast<int64_t>(floor) + (rounding == ResizeMode::kRoundPreferCeil);
+  if (std::fabs((x - floor) - 0.5f) <= 1e-6f)
+    return static_cast<int64_t>(floor) + (rounding == ResizeMode::kRoundPreferCeil);
   return static_cast<int64_t>(std::round(x));
-}
-
-float AntialiasFilterF(float x, bool cubic, float a) {
-  x = std::fabs(x);
-  if (!cubic) return x < 1 ? 1 - x : 0.f;
-  if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
-  if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
-  return 0.f;
 }
 
 }  // namespace
@@ -245,9 +230,9 @@ bool IsIdentityAxis(const ResizeMode& mode, const ResizeAxis& axis) {
 }
 
 template <typename A>
-AxisTaps<A> MakeResizeTaps(const ResizeMode& mode, const ResizeAxis& axis) {
+TapMatrix<A> MakeResizeTaps(const ResizeMode& mode, const ResizeAxis& axis) {
   const int64_t in = axis.input_size, out = axis.output_size;
-  AxisTaps<A> taps(in, out);
+  TapMatrix<A> taps(in, out);
   const float last = static_cast<float>(in - 1);
   // SetupUpsampleFilterAntiAlias (upsample_antialias.h): the window and filter of this axis
   const bool cubic = mode.mode == ResizeMode::kCubic;
@@ -272,7 +257,8 @@ AxisTaps<A> MakeResizeTaps(const ResizeMode& mode, const ResizeAxis& axis) {
       if (lo_cut < hi_cut) {  // a window wholly outside reads nothing
         float total = 0;
         for (int64_t j = lo; j < hi; ++j) {
-          w[j - lo] = AntialiasFilterF((static_cast<float>(j) - center + 0.5f) * inv_scale, cubic, mode.cubic_coeff_a);
+          w[j - lo] = AntialiasFilter<float>((static_cast<float>(j) - center + 0.5f) * inv_scale, cubic,
+                                            mode.cubic_coeff_a);
           total += w[j - lo];
         }
         // taps outside fold onto the edge pixel in onnxruntime's order: the edge weight first, then k ascending
@@ -294,10 +280,8 @@ AxisTaps<A> MakeResizeTaps(const ResizeMode& mode, const ResizeAxis& axis) {
     } else {  // ResizeBiCubic: taps floor - 1 .. + 2 clamped to the edge; exclude_outside renormalises
       const float base = std::floor(c);
       const float s = std::fabs(c - base), a = mode.cubic_coeff_a;
-      float coeffs[4] = {((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a,
-                         ((a + 2) * s - (a + 3)) * s * s + 1,
-                         ((a + 2) * (1 - s) - (a + 3)) * (1 - s) * (1 - s) + 1,
-                         ((a * (2 - s) - 5 * a) * (2 - s) + 8 * a) * (2 - s) - 4 * a};
+      float coeffs[4];
+      CubicWeights(s, a, coeffs);
       const int64_t first = static_cast<int64_t>(base) - 1;
       if (mode.exclude_outside) {
         float sum = 0;
@@ -324,8 +308,8 @@ AxisTaps<A> MakeResizeTaps(const ResizeMode& mode, const ResizeAxis& axis) {
 }
 
 template <typename A>
-AxisTaps<A> MakeTaps(TapKind kind, int64_t input_size, int64_t output_size, const TapOptions& options) {
-  AxisTaps<A> taps(input_size, output_size);
+TapMatrix<A> MakeTaps(TapKind kind, int64_t input_size, int64_t output_size, const TapOptions& options) {
+  TapMatrix<A> taps(input_size, output_size);
   switch (kind) {
     case TapKind::kNearest: Nearest(&taps, options.scale); break;
     case TapKind::kNearestExact: NearestExact(&taps, options.scale); break;
@@ -343,13 +327,11 @@ AxisTaps<A> MakeTaps(TapKind kind, int64_t input_size, int64_t output_size, cons
   return taps;
 }
 
-template struct AxisTaps<float>;
-template struct AxisTaps<double>;
-template AxisTaps<float> MakeTaps<float>(TapKind, int64_t, int64_t, const TapOptions&);
-template AxisTaps<double> MakeTaps<double>(TapKind, int64_t, int64_t, const TapOptions&);
-template AxisTaps<float> MakeResizeTaps<float>(const ResizeMode&, const ResizeAxis&);
-template AxisTaps<double> MakeResizeTaps<double>(const ResizeMode&, const ResizeAxis&);
-template void CubicWeights<float>(float, float, float[4]);
-template void CubicWeights<double>(double, double, double[4]);
+template struct TapMatrix<float>;
+template struct TapMatrix<double>;
+template TapMatrix<float> MakeTaps<float>(TapKind, int64_t, int64_t, const TapOptions&);
+template TapMatrix<double> MakeTaps<double>(TapKind, int64_t, int64_t, const TapOptions&);
+template TapMatrix<float> MakeResizeTaps<float>(const ResizeMode&, const ResizeAxis&);
+template TapMatrix<double> MakeResizeTaps<double>(const ResizeMode&, const ResizeAxis&);
 
 }  // namespace rg

@@ -7,16 +7,20 @@
 // resampling mode is a new tap function here, not a new kernel.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 namespace rg {
 
+// The taps of one axis as a sparse matrix [output][input], stored both ways: by output (the forward: the taps each
+// output reads) and by input (the backward: the outputs each input gives to).
 template <typename A>
-struct AxisTaps {
+struct TapMatrix {
   int64_t input_size = 0;
   int64_t output_size = 0;
-  // Forward form, filled by Add in output order: output o reads index[k] with weight[k] for k in [start[o], start[o + 1]).
+  // Forward form, filled by Add in output order: output o reads index[k] with weight[k] for k in
+  // [start[o], start[o + 1]).
   std::vector<int64_t> start{0}, index;
   std::vector<A> weight;
   // Inverted form (Invert): input i receives source[k] with inverse_weight[k] for k in [inverse_start[i],
@@ -24,7 +28,7 @@ struct AxisTaps {
   std::vector<int64_t> inverse_start, source;
   std::vector<A> inverse_weight;
 
-  AxisTaps(int64_t in, int64_t out) : input_size(in), output_size(out) { start.reserve(out + 1); }
+  TapMatrix(int64_t in, int64_t out) : input_size(in), output_size(out) { start.reserve(out + 1); }
 
   // The next tap of the current output.
   void Add(int64_t input, A w) { index.push_back(input), weight.push_back(w); }
@@ -57,7 +61,7 @@ struct TapOptions {
 };
 
 template <typename A>
-AxisTaps<A> MakeTaps(TapKind kind, int64_t input_size, int64_t output_size, const TapOptions& options);
+TapMatrix<A> MakeTaps(TapKind kind, int64_t input_size, int64_t output_size, const TapOptions& options);
 
 // ONNX Resize as onnxruntime's CPU kernel computes it (the twin of opset/_onnx_resize.py; every coordinate,
 // scale and weight in float32 there, whatever the tensor dtype).
@@ -83,11 +87,37 @@ bool IsIdentityAxis(const ResizeMode& mode, const ResizeAxis& axis);
 
 // The taps of one axis; an output Resize extrapolates (tf_crop_and_resize, outside the roi) has none.
 template <typename A>
-AxisTaps<A> MakeResizeTaps(const ResizeMode& mode, const ResizeAxis& axis);
+TapMatrix<A> MakeResizeTaps(const ResizeMode& mode, const ResizeAxis& axis);
 
-// Keys' cubic convolution weights of the taps at -1, 0, 1, 2 for the fraction t (aten
-// get_cubic_upsample_coefficients, onnxruntime's GetCubicCoeffs).
+// Keys' cubic convolution kernel W with parameter a (-0.75: aten's bicubic and onnxruntime's default cubic_coeff_a;
+// -0.5: aten's antialias), the one definition of it in the C++ (the tap functions here, the grid samplers'
+// grid_coordinates.h). Every caller's framework evaluates it with these operations in this order.
+//
+// W(x) for 0 <= x <= 1 and for 1 <= x <= 2 (aten cubic_convolution1 / cubic_convolution2, onnxruntime
+// GetCubicCoeffs).
 template <typename A>
-void CubicWeights(A t, A a, A out[4]);
+inline A KeysNear(A x, A a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
+template <typename A>
+inline A KeysFar(A x, A a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
+
+// The weights of the taps at -1, 0, 1, 2 for the fraction t in [0, 1] (aten get_cubic_upsample_coefficients,
+// onnxruntime GetCubicCoeffs).
+template <typename A>
+inline void CubicWeights(A t, A a, A out[4]) {
+  out[0] = KeysFar(t + 1, a);
+  out[1] = KeysNear(t, a);
+  out[2] = KeysNear(1 - t, a);
+  out[3] = KeysFar(2 - t, a);
+}
+
+// W as a filter of a signed distance, 0 from 2 on: the antialias windows (aten's aa_filter, onnxruntime's
+// antialias cubic filter). Both factor a out of the outer piece, which rounds differently from KeysFar.
+template <typename A>
+inline A KeysFilter(A x, A a) {
+  x = std::fabs(x);
+  if (x < 1) return KeysNear(x, a);
+  if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
+  return A(0);
+}
 
 }  // namespace rg

@@ -1,11 +1,13 @@
-// The torch-style Upsample*Grad family: one table row per op, one kernel for all of them.
+// The torch-style Upsample*Grad family: one row of kUpsampleRows per op, one kernel for all of them.
 //
 // Each op is the backward of an aten upsample: grad_output [N, C, *out] -> grad_input [N, C, *in]
-// with one tap function (taps.h) per spatial axis and the shared separable backward. A row holds
-// what differs between the ops: the tap function, the spatial ranks the op takes (the 2-D ops
-// also serve aten's 1-D op with a 3-D grad_output, the axis then being W), and the GE attribute
-// names of the forward scales. The checks and their messages are those of opset/_upsample.py.
+// with one tap function (taps.h) per spatial axis and the shared separable backward. A row of
+// kUpsampleRows holds what differs between the ops: the tap function, the spatial ranks the op takes
+// (the 2-D ops also serve aten's 1-D op with a 3-D grad_output, the axis then being W), the GE
+// attribute names of the forward scales and which attributes it has. A new op of the family is a
+// row. The checks and their messages are those of opset/_upsample.py.
 #include <cmath>
+#include <iterator>
 
 #include "kernels.h"
 #include "separable.h"
@@ -13,46 +15,50 @@
 namespace rg {
 namespace {
 
+// What an op takes beyond its main form's grad_output and input_size (UpsampleRow::options, or-ed).
+enum UpsampleOption : unsigned {
+  kAlso1d = 1u << 0,              // also takes a 3-D grad_output (the 1-D form of a 2-D op: its W axis)
+  kAlignCorners = 1u << 1,        // has the align_corners attribute
+  kOutputSizeRequired = 1u << 2,  // output_size must be given
+  kOutputSizeOrScales = 1u << 3,  // GE: give output_size or scales, not both
+};
+
 struct UpsampleRow {
   const char* name;
   int since_version;
   TapKind kind;
-  int spatial;                 // spatial axes of the main form
-  bool also_1d;                // also takes a 3-D grad_output (the W axis)
-  const char* scales[3];       // one float attribute per spatial axis, last axis last (nullptr: none)
-  const char* scales_list;     // or one list attribute holding them (nullptr: none)
-  bool align_corners;          // has the align_corners attribute
-  bool output_size_required;
-  bool output_size_or_scales;  // GE: give output_size or scales, not both
-  const char* axis_names[3];   // the main form's spatial axes
+  int spatial;                // spatial axes of the main form
+  unsigned options;           // UpsampleOption
+  const char* axis_names[3];  // the main form's spatial axes
+  const char* scales[3];      // one float attribute per spatial axis, last axis last (nullptr: none)
+  const char* scales_list;    // or one list attribute holding them (nullptr: none)
+  constexpr bool Has(UpsampleOption option) const { return (options & option) != 0; }
 };
 
-constexpr UpsampleRow kUpsampleNearestExact1dGrad{"UpsampleNearestExact1dGrad", 1, TapKind::kNearestExact, 1, false,
-                                                  {"scales"}, nullptr, false, false, false, {"L"}};
-constexpr UpsampleRow kUpsampleNearestExact2dGrad{"UpsampleNearestExact2dGrad", 1, TapKind::kNearestExact, 2, false,
-                                                  {"scales_h", "scales_w"}, nullptr, false, false, false, {"H", "W"}};
-constexpr UpsampleRow kUpsampleNearest2dGrad{"UpsampleNearest2dGrad", 2, TapKind::kNearest, 2, true,
-                                             {"scales_h", "scales_w"}, nullptr, false, true, false, {"H", "W"}};
-constexpr UpsampleRow kUpsampleNearest3dGrad{"UpsampleNearest3dGrad", 2, TapKind::kNearest, 3, false,
-                                             {}, "scales", false, false, true, {"D", "H", "W"}};
-constexpr UpsampleRow kUpsampleNearestExact3dGrad{"UpsampleNearestExact3dGrad", 2, TapKind::kNearestExact, 3, false,
-                                                  {}, "scales", false, false, true, {"D", "H", "W"}};
-constexpr UpsampleRow kUpsampleBilinear2dGrad{"UpsampleBilinear2dGrad", 2, TapKind::kLinear, 2, true,
-                                              {"scales_h", "scales_w"}, nullptr, true, true, false, {"H", "W"}};
-constexpr UpsampleRow kUpsampleTrilinear3dBackward{"UpsampleTrilinear3dBackward", 2, TapKind::kLinear, 3, false,
-                                                   {"scale_d", "scale_h", "scale_w"}, nullptr, true, true, false,
-                                                   {"D", "H", "W"}};
-constexpr UpsampleRow kUpsampleBicubic2dGrad{"UpsampleBicubic2dGrad", 2, TapKind::kCubic, 2, false,
-                                             {"scales_h", "scales_w"}, nullptr, true, false, false, {"H", "W"}};
-constexpr UpsampleRow kUpsampleBilinear2dAABackward{"UpsampleBilinear2dAABackward", 2, TapKind::kAntialiasLinear, 2, false,
-                                                    {"scales_h", "scales_w"}, nullptr, true, false, false, {"H", "W"}};
-constexpr UpsampleRow kUpsampleBicubic2dAAGrad{"UpsampleBicubic2dAAGrad", 2, TapKind::kAntialiasCubic, 2, false,
-                                               {"scales_h", "scales_w"}, nullptr, true, true, false, {"H", "W"}};
+// The ops: a row each (registered by UpsampleGradOps).
+constexpr UpsampleRow kUpsampleRows[] = {
+    {"UpsampleNearestExact1dGrad", 1, TapKind::kNearestExact, 1, 0, {"L"}, {"scales"}, nullptr},
+    {"UpsampleNearestExact2dGrad", 1, TapKind::kNearestExact, 2, 0, {"H", "W"}, {"scales_h", "scales_w"}, nullptr},
+    {"UpsampleNearestExact3dGrad", 2, TapKind::kNearestExact, 3, kOutputSizeOrScales, {"D", "H", "W"}, {}, "scales"},
+    {"UpsampleNearest2dGrad", 2, TapKind::kNearest, 2, kAlso1d | kOutputSizeRequired, {"H", "W"},
+     {"scales_h", "scales_w"}, nullptr},
+    {"UpsampleNearest3dGrad", 2, TapKind::kNearest, 3, kOutputSizeOrScales, {"D", "H", "W"}, {}, "scales"},
+    {"UpsampleBilinear2dGrad", 2, TapKind::kLinear, 2, kAlso1d | kAlignCorners | kOutputSizeRequired, {"H", "W"},
+     {"scales_h", "scales_w"}, nullptr},
+    {"UpsampleTrilinear3dBackward", 2, TapKind::kLinear, 3, kAlignCorners | kOutputSizeRequired, {"D", "H", "W"},
+     {"scale_d", "scale_h", "scale_w"}, nullptr},
+    {"UpsampleBicubic2dGrad", 2, TapKind::kCubic, 2, kAlignCorners, {"H", "W"}, {"scales_h", "scales_w"}, nullptr},
+    {"UpsampleBilinear2dAABackward", 2, TapKind::kAntialiasLinear, 2, kAlignCorners, {"H", "W"},
+     {"scales_h", "scales_w"}, nullptr},
+    {"UpsampleBicubic2dAAGrad", 2, TapKind::kAntialiasCubic, 2, kAlignCorners | kOutputSizeRequired, {"H", "W"},
+     {"scales_h", "scales_w"}, nullptr},
+};
 
-template <const UpsampleRow* Row>
+template <size_t I>
 struct UpsampleGrad {
-  static constexpr const char* kName = Row->name;
-  static constexpr int kSinceVersion = Row->since_version;
+  static constexpr const UpsampleRow& kRow = kUpsampleRows[I];
+  static constexpr const char* kName = kRow.name;
+  static constexpr int kSinceVersion = kRow.since_version;
   static constexpr size_t kInputs = 1;
   static constexpr size_t kOutputs = 1;
   static constexpr bool kOptionalOutputs = false;
@@ -66,46 +72,46 @@ struct UpsampleGrad {
   UpsampleGrad(const OrtApi* api_, const OrtKernelInfo* info) : api(api_) {
     Attributes attrs(api, info, kName);
     prefix = attrs.Prefix();
-    if (Row->align_corners) {
+    if (kRow.Has(kAlignCorners)) {
       const int64_t corners = attrs.Int("align_corners", 0);
       if (corners != 0 && corners != 1)
         throw OpError(prefix + "attribute 'align_corners' must be 0 or 1, got " + std::to_string(corners));
       align_corners = corners == 1;
     }
-    scales.assign(Row->spatial, 0.f);
-    if (Row->scales_list) {
+    scales.assign(kRow.spatial, 0.f);
+    if (kRow.scales_list) {
       std::vector<float> values;
-      if (attrs.Floats(Row->scales_list, &values) && !values.empty()) {
-        if (static_cast<int>(values.size()) != Row->spatial)
-          throw OpError(prefix + "attribute '" + Row->scales_list + "' must have " + std::to_string(Row->spatial) +
-                        " values " + SpatialList(Row->spatial) + ", got " + std::to_string(values.size()) + " values");
+      if (attrs.Floats(kRow.scales_list, &values) && !values.empty()) {
+        if (static_cast<int>(values.size()) != kRow.spatial)
+          throw OpError(prefix + "attribute '" + kRow.scales_list + "' must have " + std::to_string(kRow.spatial) +
+                        " values " + SpatialList(kRow.spatial) + ", got " + std::to_string(values.size()) + " values");
         scales = values;
       }
-      for (int k = 0; k < Row->spatial; ++k)
-        CheckScale(prefix, (std::string(Row->scales_list) + "[" + std::to_string(k) + "]").c_str(), scales[k]);
+      for (int k = 0; k < kRow.spatial; ++k)
+        CheckScale(prefix, (std::string(kRow.scales_list) + "[" + std::to_string(k) + "]").c_str(), scales[k]);
     } else {
-      for (int k = 0; k < Row->spatial; ++k) {
-        scales[k] = attrs.Float(Row->scales[k], 0.f);
-        CheckScale(prefix, Row->scales[k], scales[k]);
+      for (int k = 0; k < kRow.spatial; ++k) {
+        scales[k] = attrs.Float(kRow.scales[k], 0.f);
+        CheckScale(prefix, kRow.scales[k], scales[k]);
       }
     }
     if (!attrs.Ints("input_size", &input_size))
-      throw OpError(prefix + "attribute 'input_size' is required: " + std::to_string(2 + Row->spatial) + " ints " +
-                    Layout(Row->spatial, ""));
+      throw OpError(prefix + "attribute 'input_size' is required: " + std::to_string(2 + kRow.spatial) + " ints " +
+                    Layout(kRow.spatial, ""));
     const bool has_output_size = attrs.Ints("output_size", &output_size) && !output_size.empty();
-    if (Row->output_size_required && !has_output_size)
-      throw OpError(prefix + "attribute 'output_size' is required: " + std::to_string(Row->spatial) + " ints " +
-                    SpatialList(Row->spatial));
-    if (Row->output_size_or_scales && has_output_size) {
+    if (kRow.Has(kOutputSizeRequired) && !has_output_size)
+      throw OpError(prefix + "attribute 'output_size' is required: " + std::to_string(kRow.spatial) + " ints " +
+                    SpatialList(kRow.spatial));
+    if (kRow.Has(kOutputSizeOrScales) && has_output_size) {
       for (float s : scales)
         if (s != 0.f)
-          throw OpError(prefix + "give exactly one of the attributes 'output_size' and '" + Row->scales_list +
+          throw OpError(prefix + "give exactly one of the attributes 'output_size' and '" + kRow.scales_list +
                         "', got both");
     }
   }
 
   static std::string Name(int spatial, int axis) {
-    return spatial == Row->spatial ? Row->axis_names[axis] : "W";  // the 1-D form of a 2-D op is its W axis
+    return spatial == kRow.spatial ? kRow.axis_names[axis] : "W";  // the 1-D form of a 2-D op is its W axis
   }
   static std::string SpatialList(int spatial) {
     std::string s = "[";
@@ -121,9 +127,9 @@ struct UpsampleGrad {
   void Compute(OrtKernelContext* context) {
     Tensor grad = Input(api, context, 0);
     const int spatial = static_cast<int>(grad.dims.size()) - 2;
-    if (spatial != Row->spatial && !(Row->also_1d && spatial == 1)) {
-      std::string forms = std::to_string(2 + Row->spatial) + "-D " + Layout(Row->spatial, "_out");
-      if (Row->also_1d) forms += " or 3-D " + Layout(1, "_out");
+    if (spatial != kRow.spatial && !(kRow.Has(kAlso1d) && spatial == 1)) {
+      std::string forms = std::to_string(2 + kRow.spatial) + "-D " + Layout(kRow.spatial, "_out");
+      if (kRow.Has(kAlso1d)) forms += " or 3-D " + Layout(1, "_out");
       throw OpError(prefix + "input 'grad_output' must be " + forms + ", got shape " + ShapeString(grad.dims));
     }
     if (static_cast<int>(input_size.size()) != 2 + spatial)
@@ -149,7 +155,8 @@ struct UpsampleGrad {
                       std::to_string(2 + a) + "), got shape " + ShapeString(grad.dims));
       if (!output_size.empty() && output_size[a] != grad.dims[2 + a])
         throw OpError(prefix + "attribute 'output_size' is " + ListString(output_size) + " but grad_output has " +
-                      Name(spatial, a) + " = " + std::to_string(grad.dims[2 + a]) + " at dimension " + std::to_string(2 + a));
+                      Name(spatial, a) + " = " + std::to_string(grad.dims[2 + a]) + " at dimension " +
+                      std::to_string(2 + a));
       if (input_size[2 + a] <= 0)
         throw OpError(prefix + "attribute 'input_size' must have a positive " + Name(spatial, a) + ", got " +
                       ListString(input_size));
@@ -158,14 +165,14 @@ struct UpsampleGrad {
       using T = decltype(tag);
       using A = AccT<T>;
       T* out = static_cast<T*>(Output(api, context, 0, in_dims));
-      std::vector<AxisTaps<A>> taps;
+      std::vector<TapMatrix<A>> taps;
       taps.reserve(spatial);
-      std::vector<const AxisTaps<A>*> axes(2 + spatial, nullptr);
+      std::vector<const TapMatrix<A>*> axes(2 + spatial, nullptr);
       for (int a = 0; a < spatial; ++a) {
         TapOptions options;
-        options.scale = scales[Row->spatial - spatial + a];
+        options.scale = scales[kRow.spatial - spatial + a];
         options.align_corners = align_corners;
-        taps.push_back(MakeTaps<A>(Row->kind, in_dims[2 + a], grad.dims[2 + a], options));
+        taps.push_back(MakeTaps<A>(kRow.kind, in_dims[2 + a], grad.dims[2 + a], options));
         axes[2 + a] = &taps.back();
       }
       SeparableBackward<T>(api, context, static_cast<const T*>(grad.data), out, grad.dims, in_dims, axes);
@@ -175,15 +182,6 @@ struct UpsampleGrad {
 
 }  // namespace
 
-TypedOps UpsampleNearestExact1dGradOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleNearestExact1dGrad>>(); }
-TypedOps UpsampleNearestExact2dGradOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleNearestExact2dGrad>>(); }
-TypedOps UpsampleNearest2dGradOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleNearest2dGrad>>(); }
-TypedOps UpsampleNearest3dGradOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleNearest3dGrad>>(); }
-TypedOps UpsampleNearestExact3dGradOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleNearestExact3dGrad>>(); }
-TypedOps UpsampleBilinear2dGradOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleBilinear2dGrad>>(); }
-TypedOps UpsampleTrilinear3dBackwardOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleTrilinear3dBackward>>(); }
-TypedOps UpsampleBicubic2dGradOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleBicubic2dGrad>>(); }
-TypedOps UpsampleBilinear2dAABackwardOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleBilinear2dAABackward>>(); }
-TypedOps UpsampleBicubic2dAAGradOps() { return MakeTypedOps<UpsampleGrad<&kUpsampleBicubic2dAAGrad>>(); }
+OpList UpsampleGradOps() { return FamilyOps<UpsampleGrad, std::size(kUpsampleRows)>(); }
 
 }  // namespace rg

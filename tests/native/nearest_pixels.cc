@@ -8,7 +8,7 @@
 // and border padding; only (default all) the indices of the sizes to check. Exits 1 on the first difference.
 #define RG_ISA_NAMESPACE avx512_check
 #define RG_ISA_LEVEL 2
-#include "simd_kernels.cc"
+#include "grid_kernels.cc"
 
 #include <cstdio>
 #include <cstdlib>

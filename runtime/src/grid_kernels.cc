@@ -1,183 +1,45 @@
-// The hot loops (see simd.h), compiled once per instruction set into namespace RG_ISA_NAMESPACE.
+// The loops of the grid samplers' backward (grid_sampler_grad.cc splits a GridJob into tasks; GridTask runs one).
+// Built once per instruction set (isa_target.h); every lane computes what the scalar loop computes, in the same
+// order, so every set gives the same bits.
 //
-// The same source for every set: plain loops the compiler vectorises (contiguous rows and channel
-// runs, restrict pointers, reductions in 16 fixed partial sums), and masked vector gathers for the
-// last axis of the separable backward where the set has them. Every lane computes what the scalar
-// loop computes, in the same order, so every set gives the same bits.
+// Bilinear and bicubic (and nearest past 2^31 pixels or points) run channels-last: per chunk of grid points the
+// taps (grid_coordinates.h ComputePointTaps), then a pass over each tap's contiguous run of channels, scattering
+// into grad_input (GridInputTask) and/or taking the dot product for grad_grid (GridGridTask, GridBothTask; 16
+// fixed partial sums, DotChannels). These are plain loops the compiler vectorises. Nearest's grad_input has two
+// forms of its own: gathers over each pixel's points (NearestTapsTask, NearestInputTask) and, for float32 on
+// AVX-512, sums of 16 channels at a time (NearestChannelsLastTask).
 //
-// The set is a `#pragma GCC target` over this file's own functions (RG_ISA_LEVEL 1: AVX2 + FMA + F16C,
-// 2: AVX-512 F/BW/DQ/VL), not a compiler flag: the inline functions and templates of the headers above
-// the pragma (std::vector, kernel_common.h) stay baseline code, so the linker's one copy of each is
-// safe on every CPU. Everything of this file is in an anonymous namespace.
+// Where and why intrinsics (and inline assembly, once) are used; each has a scalar loop for the other sets and dtypes:
+//  - Transpose, the planes <-> channels-last copies, float32: 8 x 8 blocks in registers (Transpose8x8, AVX2 and
+//    AVX-512) or 16 x 16 tiles (Transpose16x16, AVX-512) instead of an element at a time; _mm_prefetch for the
+//    source rows ahead, and _mm512_stream_ps for output rows stored past the caches. Moves only: the same bits.
+//  - GatherFirst and AddLayer, nearest's gathers: a masked vector gather (_mm256_mask_i32gather_ps,
+//    _mm512_mask_i32gather_ps) reads 8 or 16 points' values at once; AddLayer's AVX-512 scatter
+//    (_mm512_i32scatter_ps) writes one layer of later points, which holds no pixel twice.
+//  - NearestPixels16 (AVX-512, 2-D float32 grids): 16 points' nearest pixels at once, the scalar NearestIndex's
+//    operations lane by lane (ExactFmod16: reflection's fmod, exactly; tests/native/nearest_pixels.cc checks it
+//    against NearestIndex over float32 bit patterns).
+//  - NearestChannelsLastTask (AVX-512, float32): each point's 16 channels added to its pixel's 64-byte line of
+//    sums, one vector add a point, the rows and lines turned around by Transpose16 (register moves).
+//  - AddToSum, inline assembly: one vaddps with its operands in a fixed order. Where both are NaN x86 returns the
+//    first source's, and the compiler may swap an intrinsic add's operands; the scalar loops keep the sum's NaN.
 #include <algorithm>
 #include <atomic>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "grid_coordinates.h"
 #include "simd.h"
-
-#ifndef RG_ISA_NAMESPACE
-#define RG_ISA_NAMESPACE baseline
-#endif
-#ifndef RG_ISA_LEVEL
-#define RG_ISA_LEVEL 0
-#endif
-#if RG_ISA_LEVEL == 2
-#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl")
-#elif RG_ISA_LEVEL == 1
-#pragma GCC target("avx2,fma,f16c")
-#endif
-#if RG_ISA_LEVEL >= 1  // level 0 is plain C++: it is also the build for other architectures
-#include <immintrin.h>
-#endif
-#include <type_traits>
+#include "isa_target.h"  // last: the code below is this instruction set's
 
 namespace rg {
 namespace RG_ISA_NAMESPACE {
 namespace {
 
-// The loops below sum up to kTapGroup terms per element in registers: one load and store of each partial sum per
-// group instead of per term (the same sums in the same order). WithTapGroup calls fn with the group's size as a
-// constant, so the loop over the group's terms unrolls and the loop over elements vectorises.
-constexpr int kTapGroup = 4;
-
-template <typename Fn>
-void WithTapGroup(int size, Fn&& fn) {
-  switch (size) {
-    case 1: return fn(std::integral_constant<int, 1>());
-    case 2: return fn(std::integral_constant<int, 2>());
-    case 3: return fn(std::integral_constant<int, 3>());
-    default: return fn(std::integral_constant<int, kTapGroup>());
-  }
-}
-
-// sums[x] = w[0] * lines[0][x] (first) or sums[x] + w[0] * lines[0][x], then + w[n] * lines[n][x] for n < N: N
-// grad_output rows into the row buffer, in order.
-template <int N, typename T, typename A>
-void AddRows(A* __restrict sums, const T* const* lines, const A* w, int64_t count, bool first) {
-  const T* line[N];
-  for (int n = 0; n < N; ++n) line[n] = lines[n];
-  auto sum = [&](A s, int64_t x, int from) {
-    for (int n = from; n < N; ++n) s += w[n] * Load<A>(line[n][x]);
-    return s;
-  };
-  if (first) {
-    for (int64_t x = 0; x < count; ++x) sums[x] = sum(w[0] * Load<A>(line[0][x]), x, 1);
-  } else {
-    for (int64_t x = 0; x < count; ++x) sums[x] = sum(sums[x], x, 0);
-  }
-}
-
-// GatherColumns over the regular run [strided_lo, strided_hi): the same sums, k ascending from 0 (the first term
-// added to +0 as there: a -0 product gives +0), accumulated per group of taps (WithTapGroup) in the output (float,
-// double) or a block of 256 (half types): stride-Step loops the compiler vectorises with permutes, not gathers.
-// Phases 2 (a step of 1/2, SeparableJob::strided_phases): inputs x0 + 2i and x0 + 2i + 1 read outputs Step * (x0 / 2
-// + i) plus their own offsets, one loop writing both; x0 and the run's length are even (StridedRun). It
-// follows the integer steps' scheme (commit ab43079: plain loops that GCC vectorises into contiguous loads and
-// permutes, here an interleave; -fopt-info-vec reports both pair loops vectorised on all three sets).
-template <int Step, int Phases, typename T, typename A>
-void StridedColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
-  static_assert(Phases == 1 || Phases == 2);
-  const A* weight = job.gather_weight;
-  const int32_t* offset = job.strided_offset;
-  // up to kTapGroup taps per pass over `total`
-  auto group = [&](auto taps, A* __restrict total, int64_t x0, int64_t n, int k) {
-    constexpr int K = decltype(taps)::value;
-    const A* w[K];
-    const A* from[K][Phases];  // Phases 2: the even and the odd inputs' outputs
-    for (int t = 0; t < K; ++t) {
-      w[t] = weight + (k + t) * w_in + x0;
-      for (int q = 0; q < Phases; ++q) from[t][q] = row + Step * (x0 / Phases) + offset[q * job.gather_width + k + t];
-    }
-    auto sum = [&](A s, int64_t i, int q) {  // total Phases * i + q
-      for (int t = 0; t < K; ++t) s += w[t][Phases * i + q] * from[t][q][Step * i];
-      return s;
-    };
-    for (int q = 0; q < Phases; ++q) {
-      if (k == 0) {
-        for (int64_t i = 0; i < n / Phases; ++i) total[Phases * i + q] = sum(A(0), i, q);
-      } else {
-        for (int64_t i = 0; i < n / Phases; ++i) total[Phases * i + q] = sum(total[Phases * i + q], i, q);
-      }
-    }
-  };
-  auto accumulate = [&](A* __restrict total, int64_t x0, int64_t n) {
-    for (int k = 0; k < job.gather_width; k += kTapGroup)
-      WithTapGroup(std::min(kTapGroup, job.gather_width - k), [&](auto taps) { group(taps, total, x0, n, k); });
-  };
-  if constexpr (std::is_same_v<T, A>) {
-    accumulate(out + job.strided_lo, job.strided_lo, job.strided_hi - job.strided_lo);
-  } else {
-    constexpr int64_t kBlock = 256;
-    for (int64_t x0 = job.strided_lo; x0 < job.strided_hi; x0 += kBlock) {
-      const int64_t n = std::min(kBlock, job.strided_hi - x0);
-      A total[kBlock];
-      accumulate(total, x0, n);
-      for (int64_t i = 0; i < n; ++i) out[x0 + i] = Store<T>(total[i]);
-    }
-  }
-}
-
-// out[x] = sum over k < count[x] of weight[k][x] * row[source[k][x]] for x in [x_begin, x_end), k ascending (the
-// outputs reading x, ascending), through the fixed-width table: masked vector gathers where the set has them.
-template <typename T, typename A>
-void GatherRange(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in, int64_t x_begin,
-                 int64_t x_end) {
-  [[maybe_unused]] const int width = job.gather_width;
-  const int32_t* source = job.gather_source;
-  const A* weight = job.gather_weight;
-  const int32_t* count = job.gather_count;
-  int64_t x = x_begin;
-#if RG_ISA_LEVEL == 2
-  if constexpr (std::is_same_v<A, float>) {
-    for (; x + 16 <= x_end; x += 16) {
-      const __m512i counts = _mm512_loadu_si512(count + x);
-      __m512 total = _mm512_setzero_ps();
-      for (int k = 0; k < width; ++k) {
-        const __mmask16 live = _mm512_cmpgt_epi32_mask(counts, _mm512_set1_epi32(k));
-        const __m512i at = _mm512_loadu_si512(source + k * w_in + x);
-        const __m512 value = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, at, row, 4);  // dead lanes read nothing
-        total = _mm512_add_ps(total, _mm512_mul_ps(_mm512_loadu_ps(weight + k * w_in + x), value));
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        _mm512_storeu_ps(out + x, total);
-      } else {
-        alignas(64) float lanes[16];
-        _mm512_store_ps(lanes, total);
-        for (int l = 0; l < 16; ++l) out[x + l] = Store<T>(lanes[l]);
-      }
-    }
-  }
-#elif RG_ISA_LEVEL == 1
-  if constexpr (std::is_same_v<A, float>) {
-    for (; x + 8 <= x_end; x += 8) {
-      const __m256i counts = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(count + x));
-      __m256 total = _mm256_setzero_ps();
-      for (int k = 0; k < width; ++k) {
-        const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(counts, _mm256_set1_epi32(k)));
-        const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(source + k * w_in + x));
-        const __m256 value = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, at, live, 4);
-        total = _mm256_add_ps(total, _mm256_mul_ps(_mm256_loadu_ps(weight + k * w_in + x), value));
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        _mm256_storeu_ps(out + x, total);
-      } else {
-        alignas(32) float lanes[8];
-        _mm256_store_ps(lanes, total);
-        for (int l = 0; l < 8; ++l) out[x + l] = Store<T>(lanes[l]);
-      }
-    }
-  }
-#endif
-  for (; x < x_end; ++x) {
-    A total = 0;
-    for (int k = 0; k < count[x]; ++k) total += weight[k * w_in + x] * row[source[k * w_in + x]];
-    out[x] = Store<T>(total);
-  }
-}
 
 // out[x] = 0 + Load(row[index[x]]) for x < n, +0 where index[x] < 0 (masked, nothing read): aten's first add into a
-// zeroed element, bit for bit; vector gathers where the set has them (a scalar load per element was 3x slower).
+// zeroed element, bit for bit; vector gathers where the set has them (faster than a scalar load per element).
 template <typename T, typename A>
 void GatherFirst(const int32_t* __restrict index, const T* __restrict row, A* __restrict out, int64_t n) {
   int64_t x = 0;
@@ -206,94 +68,6 @@ void GatherFirst(const int32_t* __restrict index, const T* __restrict row, A* __
     out[x] = A(0) + Masked(Load<A>(row[p < 0 ? 0 : p]), p < 0 ? Bits<A>(0) : keep);
   }
 }
-
-// One grad_input row's last axis: out[x] = sum over the outputs reading x (ascending) of weight * row[output].
-template <typename T, typename A>
-void GatherColumns(const SeparableJob<A>& job, const A* __restrict row, T* __restrict out, int64_t w_in) {
-  if (job.gather_width == 0) {  // no compact table: the CSR form
-    const int64_t* start = job.columns->inverse_start.data();
-    const int64_t* from = job.columns->source.data();
-    const A* w = job.columns->inverse_weight.data();
-    for (int64_t x = 0; x < w_in; ++x) {
-      A total = 0;
-      for (int64_t j = start[x]; j < start[x + 1]; ++j) total += w[j] * row[from[j]];
-      out[x] = Store<T>(total);
-    }
-    return;
-  }
-  if (job.strided_step == 0) return GatherRange(job, row, out, w_in, 0, w_in);
-  // the regular run as strided loads, its ends through the table; 0: a step of 1/2 (phases 2, step 1)
-  switch (job.strided_phases == 2 ? 0 : job.strided_step) {
-    case 0: StridedColumns<1, 2>(job, row, out, w_in); break;
-    case 1: StridedColumns<1, 1>(job, row, out, w_in); break;
-    case 2: StridedColumns<2, 1>(job, row, out, w_in); break;
-    case 3: StridedColumns<3, 1>(job, row, out, w_in); break;
-    default: StridedColumns<4, 1>(job, row, out, w_in); break;
-  }
-  GatherRange(job, row, out, w_in, 0, job.strided_lo);
-  GatherRange(job, row, out, w_in, job.strided_hi, w_in);
-}
-
-// Asks for `bytes` from `p` ahead of use: the rows a grad_input row reads are short runs the hardware prefetcher
-// does not follow far enough to keep a core busy.
-inline void Prefetch(const void* p, int64_t bytes) {
-#if defined(__GNUC__)
-  for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(static_cast<const char*>(p) + at);
-#else
-  (void)p, (void)bytes;
-#endif
-}
-
-template <typename T>
-void SeparableRows(const SeparableJob<AccT<T>>& job, int64_t first, int64_t end) {
-  using A = AccT<T>;
-  const int last = job.rank - 1;
-  const int64_t w_out = job.out_dims[last], w_in = job.in_dims[last];
-  const T* grad_output = static_cast<const T*>(job.grad_output);
-  T* grad_input = static_cast<T*>(job.grad_input);
-  constexpr int64_t kPrefetchRows = 2;
-  // Only short rows: the hardware prefetcher follows a long one (16x64x1024->2048, 8 KB rows: 0.97 -> 0.86 ms
-  // without, one thread), and a burst of prefetches for it fills the line buffers.
-  const bool prefetch = w_out * static_cast<int64_t>(sizeof(T)) <= 2048;
-  thread_local std::vector<A> row_buffer;
-  const ScratchScope scope(row_buffer);
-  row_buffer.resize(w_out);
-  A* sums = row_buffer.data();  // plain pointer: a thread_local costs a TLS lookup per access
-  for (int64_t row = first; row < end; ++row) {
-    const int64_t outer = row / job.inner_count, inner = row % job.inner_count;
-    const int64_t j0 = job.read_start[inner], j1 = job.read_start[inner + 1];
-    const T* base = grad_output + outer * job.outer_stride * w_out;
-    T* out = grad_input + row * w_in;
-    if (prefetch && row + kPrefetchRows < end) {
-      const int64_t ahead = row + kPrefetchRows, ahead_inner = ahead % job.inner_count;
-      const T* ahead_base = grad_output + ahead / job.inner_count * job.outer_stride * w_out;
-      for (int64_t j = job.read_start[ahead_inner]; j < job.read_start[ahead_inner + 1]; ++j)
-        Prefetch(ahead_base + job.read_offset[j] * w_out, w_out * static_cast<int64_t>(sizeof(T)));
-    }
-    if (j1 - j0 == 1 && job.read_weight[j0] == A(1) && std::is_same_v<T, A> && job.columns != nullptr) {
-      // one grad_output row with weight 1 (only the last axis resized): gather straight from it
-      GatherColumns<T, A>(job, reinterpret_cast<const A*>(base + job.read_offset[j0] * w_out), out, w_in);
-      continue;
-    }
-    if (j1 == j0) std::fill(sums, sums + w_out, A(0));
-    for (int64_t j = j0; j < j1; j += kTapGroup) {
-      const T* lines[kTapGroup];
-      const int n = static_cast<int>(std::min<int64_t>(kTapGroup, j1 - j));
-      for (int i = 0; i < n; ++i) lines[i] = base + job.read_offset[j + i] * w_out;
-      WithTapGroup(n, [&](auto rows) {
-        AddRows<decltype(rows)::value>(sums, lines, job.read_weight + j, w_out, j == j0);
-      });
-    }
-    if (job.columns != nullptr) {
-      GatherColumns<T, A>(job, sums, out, w_in);
-    } else {
-      for (int64_t x = 0; x < w_in; ++x) out[x] = Store<T>(sums[x]);
-    }
-  }
-}
-
-
-// ----------------------------------------------------------------------------- grid samplers
 
 // The dot product of two runs of channels in 16 partial sums, added up in a fixed order (the same bits on
 // every instruction set); short runs sum in order. kAdd: also dst[c] += w * b[c] in the same pass (a tap's scatter
@@ -327,6 +101,7 @@ inline A DotChannels(const A* __restrict a, const A* __restrict b, int64_t count
   for (int l = 0; l < 2; ++l) part[l] += part[l + 2];
   return part[0] + part[1];
 }
+
 
 #if RG_ISA_LEVEL >= 1
 // An 8 x 8 block of floats transposed in registers (moves only: the same bits as the scalar loop).
@@ -401,11 +176,10 @@ inline void Transpose16x16(const float* src, int64_t src_stride, float* dst, int
 
 // dst[j * dst_stride + i] = convert(src[i * src_stride + j]) for i < rows, j < cols, in 16 x 16 tiles whose
 // inner loop runs along the side with the larger stride: a power-of-two stride (a 64 x 64 plane) puts every
-// line of a strided run in one L1 set, and a naive loop was 80 % of the grid sampler's time. Float to float
+// line of a strided run in one L1 set, and a naive loop took most of the grid sampler's time. Float to float
 // goes 8 x 8 blocks at a time in registers where the set has them, a whole tile at once with AVX-512.
 // kStream: dst is an output not read again here, its rows stored past the caches where they are 64-byte lines
-// (AVX-512): a store that misses the caches first reads the line it overwrites (8x64x64x64 bilinear, one thread:
-// 7.0 -> 6.2 ms with the 16 x 16 tiles).
+// (AVX-512): a store that misses the caches first reads the line it overwrites.
 template <bool kStream = false, typename S, typename D, typename Convert>
 __attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_stride, D* __restrict dst,
                                          int64_t dst_stride, int64_t rows, int64_t cols, Convert convert) {
@@ -420,7 +194,8 @@ __attribute__((noinline)) void Transpose(const S* __restrict src, int64_t src_st
       if constexpr (std::is_same_v<S, float> && std::is_same_v<D, float>) {
         if (j1 - j0 == kTile) {  // full columns: 8-row blocks in registers, a leftover row band below
           if (along_source && j1 + 4 * kTile <= cols)  // the rows are separate streams: fetch ahead
-            for (int64_t i = i0; i < i1; ++i) _mm_prefetch(reinterpret_cast<const char*>(src + i * src_stride + j1 + 3 * kTile), _MM_HINT_T0);
+            for (int64_t i = i0; i < i1; ++i)
+              _mm_prefetch(reinterpret_cast<const char*>(src + i * src_stride + j1 + 3 * kTile), _MM_HINT_T0);
           // a strided destination row's line (16 floats) is written whole before the next: the tile's 16 rows of a
           // power-of-two stride share one L1 set, and half-written lines were evicted and fetched again
           const int64_t bands = (i1 - i0) / 8 * 8;
@@ -484,27 +259,18 @@ void GridTranspose(const GridJob& job, int64_t task) {
   Transpose(src + c0 * job.plane, job.plane, dst + c0, job.channels, c1 - c0, job.plane, LoadAs<A>());
 }
 
+
 // The pieces of a chunk of grid points, channels-last: `g` holds grad_output of the chunk's points ([point][width]).
 
 // Each point's taps add w * g[point] (a contiguous run of channels) to their pixels of `acc` ([plane][width]), in
 // point and tap order: aten's order per element, so no atomics and the same result at any thread count.
 //
 // The scatter and the grid gradient touch K pixels per point at random for a random grid: when the image's channels
-// do not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, ~26 ns a tap
-// with only the out-of-order window to overlap them (the 3-D row, one thread). So both ask for the lines of the
+// do not fit in L2 (3-D: 32^3 pixels x 16 channels is 2 MB per array) each tap waits on an L3 line, with only the
+// out-of-order window to overlap them. So both ask for the lines of the
 // taps of the point kPrefetchPoints ahead (the taps of the chunk are known), the usual software prefetch for an
 // indirect stream (Intel's optimization manual, "software prefetch" for irregular accesses; GCC __builtin_prefetch).
 constexpr int64_t kPrefetchPoints = 4;
-
-// Asks for the `bytes` at `p` for writing (rw 1) or reading (rw 0).
-template <int Rw>
-inline void PrefetchLines(const void* p, int64_t bytes) {
-#if defined(__GNUC__)
-  for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(static_cast<const char*>(p) + at, Rw);
-#else
-  (void)p, (void)bytes;
-#endif
-}
 
 // The taps of a chunk, inside ones only (PointTaps::inside), in point and tap order. kScatter: each adds w * g[point]
 // to its pixel of `acc` (channels-last, `width` channels). kGrid: grad_grid of the chunk's points into `out`: per
@@ -525,8 +291,8 @@ void TapsChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, int64_t coun
   for (int64_t j = 0; j < n; ++j) {
     if (j + kPrefetchPoints * K < n) {
       const int64_t ahead = flat[inside[j + kPrefetchPoints * K]] * width;
-      if constexpr (kScatter) PrefetchLines<1>(acc + ahead, bytes);
-      if constexpr (kGrid) PrefetchLines<0>(image + ahead, bytes);
+      if constexpr (kScatter) Prefetch<true>(acc + ahead, bytes);
+      if constexpr (kGrid) Prefetch(image + ahead, bytes);
     }
     const int64_t i = inside[j], p = i / K, at = flat[i] * width;
     if constexpr (kGrid) {
@@ -547,7 +313,7 @@ void TapsChunk(const PointTaps<AccT<T>, D>& taps, const AccT<T>* g, int64_t coun
 template <typename T, int D, int K>
 void ChunkTaps(const GridJob& job, int64_t b, int64_t p0, int64_t count, PointTaps<AccT<T>, D>* taps) {
   ComputePointTaps<T, D, K>(static_cast<const T*>(job.grid) + (b * job.points + p0) * D, count, job.sizes,
-                            static_cast<Padding>(job.padding), job.align_corners, taps);
+                            job.padding, job.align_corners, taps);
 }
 
 // grad_input for one (batch item, block of channels): the block's planes channels-last in scratch, the chunks'
@@ -696,9 +462,9 @@ inline __m512 AddToSum(__m512 acc, __m512 value) {
   return sum;
 }
 
-// One run of 16 channels of one batch item for NearestSixteensTask: grad_output's rows, grad_input's planes, the
+// One run of 16 channels of one batch item for NearestChannelsLastTask: grad_output's rows, grad_input's planes, the
 // item's pixel of each point and the sum (acc, [plane + 1][16], 64-byte lines; row plane takes the points outside).
-struct SixteenRun {
+struct ChannelRun {
   const float* go;
   float* out;
   const int32_t* pixel_of;
@@ -707,7 +473,7 @@ struct SixteenRun {
 
 // The points [p0, p0 + 16) of a run: their 16 rows transposed to a 64-byte line per point, each added to its
 // pixel's line in point order (0, then each point's value: aten's order per element).
-inline void SixteenPoints(const SixteenRun& run, int64_t points, int64_t p0) {
+inline void AddPointsToLines(const ChannelRun& run, int64_t points, int64_t p0) {
   __m512 r[16];
   for (int k = 0; k < 16; ++k) r[k] = _mm512_loadu_ps(run.go + k * points + p0);
   Transpose16(r);
@@ -719,7 +485,7 @@ inline void SixteenPoints(const SixteenRun& run, int64_t points, int64_t p0) {
 
 // The pixels [x0, x0 + 16) of a run: their lines of acc transposed into the 16 planes (streamed: whole 64-byte
 // lines, not read again here) and zeroed for the run after.
-inline void SixteenPixels(const SixteenRun& run, int64_t plane, int64_t x0, bool stream) {
+inline void LinesToPlanes(const ChannelRun& run, int64_t plane, int64_t x0, bool stream) {
   __m512 r[16];
   for (int j = 0; j < 16; ++j) {
     r[j] = _mm512_load_ps(run.acc + 16 * (x0 + j));
@@ -732,7 +498,7 @@ inline void SixteenPixels(const SixteenRun& run, int64_t plane, int64_t x0, bool
 #endif
 
 // Nearest's taps for batch item b as the tables of GridJob (each point's pixel; nearest_first, the layers of later
-// points), computed once and shared by the item's blocks of channels (kNearestTaps, then kNearestSixteens, kInput).
+// points), computed once and shared by the item's blocks of channels (kNearestTaps, then kNearestChannelsLast, kInput).
 // Branch-free per point: whether a point is its pixel's first is a coin toss for a random grid. The layers are a
 // counting sort of the later points by their rank at their pixel.
 template <typename T, int D>
@@ -764,7 +530,7 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
       pixel_at[p] = static_cast<int32_t>(inside ? flat : plane);
     }
   };
-  switch (static_cast<Padding>(job.padding)) {
+  switch (job.padding) {
     case Padding::kZeros: find_pixels(std::integral_constant<Padding, Padding::kZeros>()); break;
     case Padding::kBorder: find_pixels(std::integral_constant<Padding, Padding::kBorder>()); break;
     case Padding::kReflection: find_pixels(std::integral_constant<Padding, Padding::kReflection>()); break;
@@ -783,7 +549,7 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
   for (auto* list : {&later_pixel, &later_point, &later_rank}) list->resize(points + 1);
   std::fill(first, first + plane + 1, -1);
   // the later points (rank >= 1 at their pixel), in point order: appended without a branch (one spare entry), and
-  // no counter in memory (a count per rank updated for every point was a store-forwarding chain: 20% of the walk)
+  // no counter in memory (a count per rank updated for every point was a store-forwarding chain)
   int64_t later = 0;
   for (int64_t p = 0; p < points; ++p) {
     const int32_t pixel = pixel_at[p];
@@ -818,36 +584,36 @@ void NearestTapsTask(const GridJob& job, int64_t b) {
 // Nearest's grad_input channels-last, 16 channels at a time (float32, AVX-512; job.nearest_channels_last): a 16-lane
 // add per point where the gathers spent a gather lane per first point and a gather, add and scatter lane per later
 // one; the transposes are register moves. A task takes runs from job.nearest_queue until none is left and writes one
-// run's planes while it reads the next run's rows, so that the core has reads and writes in flight together
-// (8x64x64x64, one thread: the gathers 1.24 ms; each run's reads, then its writes 1.15 ms; in step 0.99 ms). A thread
-// that starts late takes fewer runs; each run is computed alone, so the result is the same for any split.
-void NearestSixteensTask(const GridJob& job) {
+// run's planes while it reads the next run's rows, so that the core has reads and writes in flight together (faster
+// than a run's reads, then its writes). A thread that starts late takes fewer runs; each run is computed alone, so
+// the result is the same for any split.
+void NearestChannelsLastTask(const GridJob& job) {
   const int64_t plane = job.plane, points = job.points, per_item = job.channels / 16;
   const int64_t line = ((plane + 1) * 16 + 15) & ~int64_t{15};  // one sum, whole lines
-  // two sums, zero between runs (SixteenPixels leaves them so; resize zeroes what it adds), from a 64-byte boundary
+  // two sums, zero between runs (LinesToPlanes leaves them so; resize zeroes what it adds), from a 64-byte boundary
   thread_local std::vector<float> sums;
   const ScratchScope scope(sums);
   sums.resize(2 * line + 16);
   float* acc = sums.data() + ((-reinterpret_cast<uintptr_t>(sums.data()) / sizeof(float)) & 15);
-  SixteenRun last{};
+  ChannelRun last{};
   bool stream = false;
   auto finish = [&](int64_t x0) {  // the last run's pixels from x0 on
-    for (; x0 < plane; x0 += 16) SixteenPixels(last, plane, x0, stream);
+    for (; x0 < plane; x0 += 16) LinesToPlanes(last, plane, x0, stream);
     _mm512_store_ps(last.acc + 16 * plane, _mm512_setzero_ps());
   };
   for (int64_t taken = 0;; ++taken) {
     const int64_t run = job.nearest_queue->fetch_add(1, std::memory_order_relaxed);
     if (run >= job.batch * per_item) break;
     const int64_t b = run / per_item, row = b * job.channels + run % per_item * 16;
-    const SixteenRun next{static_cast<const float*>(job.grad_output) + row * points,
+    const ChannelRun next{static_cast<const float*>(job.grad_output) + row * points,
                           static_cast<float*>(job.grad_input) + row * plane, job.nearest_point_pixel + b * points,
                           acc + (taken & 1) * line};
     int64_t x0 = 0;
     for (int64_t p0 = 0; p0 < points; p0 += 16) {
-      SixteenPoints(next, points, p0);
+      AddPointsToLines(next, points, p0);
       if (taken > 0)  // the last run's pixels in step with the points: both done together
         for (const int64_t done = std::min(points, p0 + 16); x0 < plane && x0 * points < done * plane; x0 += 16)
-          SixteenPixels(last, plane, x0, stream);
+          LinesToPlanes(last, plane, x0, stream);
     }
     if (taken > 0) finish(x0);
     last = next;
@@ -880,7 +646,7 @@ void AddLayer(const int32_t* __restrict pixel, const int32_t* __restrict point, 
 // grad_input of nearest for one (batch item, block of channels), as gathers: each channel's plane is written once, in
 // pixel order, from its pixels' first points (GatherFirst; an empty pixel gets 0), then each layer of later points
 // adds in. Per element that is aten's sum in point order (0 + first + later ones). The scatter this replaces zeroed
-// every plane, then added each point with scalar loads and stores (8x64x64x64, one thread: 2.2 ms, now 1.5 ms).
+// every plane, then added each point with scalar loads and stores.
 template <typename T, int D>
 void NearestInputTask(const GridJob& job, int64_t task) {
   using A = AccT<T>;
@@ -960,9 +726,9 @@ void GridTask(GridJob::Task kind, const GridJob& job, int64_t task) {
     case GridJob::Task::kNearestTaps:
       if constexpr (K == 1) return NearestTapsTask<T, D>(job, task);
       else return;
-    case GridJob::Task::kNearestSixteens:
+    case GridJob::Task::kNearestChannelsLast:
 #if RG_ISA_LEVEL == 2
-      if constexpr (std::is_same_v<T, float> && K == 1) return NearestSixteensTask(job);
+      if constexpr (std::is_same_v<T, float> && K == 1) return NearestChannelsLastTask(job);
 #endif
       return;
   }
@@ -981,10 +747,8 @@ void Grid(GridJob::Task kind, const GridJob& job, int64_t task) {
 
 }  // namespace
 
-const SimdKernels& Kernels() {
-  static const SimdKernels kernels{
-      SeparableRows<float>, SeparableRows<double>, SeparableRows<Float16>, SeparableRows<BFloat16>,
-      {Grid<float>, Grid<double>, Grid<Float16>, Grid<BFloat16>}};
+const GridKernels& GridTable() {
+  static const GridKernels kernels{Grid<float>, Grid<double>, Grid<Float16>, Grid<BFloat16>};
   return kernels;
 }
 
