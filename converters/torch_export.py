@@ -287,18 +287,142 @@ def _diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     return _as_strided_scatter(self, src, view.shape, view.stride(), view.storage_offset())
 
 
+class ExportRefused(NotImplementedError):
+    """An aten op that the export cannot translate exactly: the message names the op and why."""
+
+    def __init__(self, aten_op: str, reason: str):
+        super().__init__(f"export: {aten_op} is refused: {reason}")
+        self.aten_op = aten_op
+
+
+# aten op -> why it is refused (the ops torch's exporter would otherwise translate inexactly or fail on obscurely)
+REFUSED = {
+    "aten._ctc_loss": "CTC's forward-backward recursion over time has no exact translation here (F.ctc_loss); "
+                      "compute the CTC loss outside the exported step",
+    "aten._ctc_loss_backward": "see aten._ctc_loss",
+}
+
+
+def _refusing():
+    """A torch dispatch mode that raises ExportRefused at the first call of a REFUSED op (before its kernel runs: the
+    CTC kernel fails obscurely under torch.func transforms)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Refusing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = f"aten.{func.__name__.split('.')[0]}"
+            if name in REFUSED:
+                raise ExportRefused(name, REFUSED[name])
+            return func(*args, **(kwargs or {}))
+    return Refusing()
+
+
+def _reduced(grad_output, reduction: int, count: int, rank: int):
+    """grad_output of a loss reduced over `count` samples (mean), not (sum), or per sample (none: a trailing
+    axis per extra `rank`)."""
+    if reduction == 0:
+        return grad_output.reshape(-1, *[1] * rank)
+    return grad_output / count if reduction == 1 else grad_output
+
+
+def _multi_margin_loss_backward(grad_output, self, target, p, margin, weight=None, reduction=1):
+    """multi_margin_loss_backward (torch has no decomposition): z_ij = margin - x_iy + x_ij for j != y, the loss
+    sum_j max(0, z_ij)^p w_y / C; each active term adds its derivative at j and takes it from y."""
+    import torch
+
+    x, t = torch.atleast_2d(self), torch.atleast_1d(target).unsqueeze(1)
+    count, classes = x.shape
+    z = margin - x.gather(1, t) + x
+    d = ((z * 2 if p == 2 else torch.ones_like(z)) * ((z > 0) & (torch.arange(classes) != t))) / classes
+    if weight is not None:
+        d = d * weight[t]
+    d = d * _reduced(grad_output, reduction, count, 1)
+    return (d - d.sum(1, keepdim=True) * torch.nn.functional.one_hot(t[:, 0], classes).to(d)).reshape(self.shape)
+
+
+def _multilabel_margins(self, target):
+    """multilabel_margin_loss's terms: (x as [N, C], the target slots before each row's first -1 [N, C], their
+    classes, is_target [N, C], z [N, slot, class] = 1 - (x_slot - x_class), which pairs count [N, slot, class])."""
+    import torch
+
+    x, labels = torch.atleast_2d(self), torch.atleast_2d(target)
+    classes = x.shape[1]
+    index = torch.arange(classes)
+    kept = index < torch.where(labels == -1, index, classes).amin(-1, keepdim=True)
+    slots = torch.where(kept, labels, 0)
+    is_target = ((index == torch.where(kept, labels, -1).unsqueeze(-1)).any(1))
+    z = 1 - x.gather(1, slots).unsqueeze(2) + x.unsqueeze(1)
+    return x, kept, slots, is_target, z, kept.unsqueeze(2) & ~is_target.unsqueeze(1)
+
+
+def _multilabel_margin_loss_forward(self, target, reduction):
+    """multilabel_margin_loss_forward: torch's decomposition counts the slots after a row's -1 as more targets of
+    class 0 (it gathers them at 0 but does not mask their terms); these are masked here."""
+    x, kept, slots, is_target, z, pairs = _multilabel_margins(self, target)
+    loss = (z.clamp_min(0) * pairs).sum((1, 2)) / x.shape[1]
+    loss = loss.mean() if reduction == 1 else loss.sum() if reduction == 2 else loss.reshape(self.shape[:-1])
+    return loss, is_target.to(self.dtype).reshape(target.shape)
+
+
+def _multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
+    """multilabel_margin_loss_backward (torch has no decomposition): each counted pair (slot k, class j) with
+    1 - (x_k - x_j) > 0 adds 1/C at j and takes it from k."""
+    x, kept, slots, _, z, pairs = _multilabel_margins(self, target)
+    count, classes = x.shape
+    a = ((z > 0) & pairs).to(x.dtype) / classes * _reduced(grad_output, reduction, count, 2)
+    return a.sum(1).scatter_add(1, slots, -a.sum(2) * kept).reshape(self.shape)
+
+
+def _adaptive_max_pool(decomposition, name):
+    """torch's decomposition of adaptive_max_pool{2,3}d (global, or windows that divide the input evenly: max
+    pooling with indices), refused for uneven windows, which it does not decompose and torchlib lacks."""
+    def pool(input, output_size):
+        result = decomposition(input, output_size)
+        if result is NotImplemented:
+            raise ExportRefused(name, f"output_size {list(output_size)} does not divide the input's spatial shape "
+                                      f"{list(input.shape[2:])}: only even windows are translated (max pooling)")
+        return result
+    return pool
+
+
+def _scatter_indices(grad_output, self, indices):
+    """adaptive_max_pool{2,3}d_backward: the gradient added at the flat per-plane indices of the maxima."""
+    flat = self.new_zeros(self.shape).flatten(2)
+    return flat.scatter_add(2, indices.flatten(2), grad_output.flatten(2)).view(self.shape)
+
+
 def _decompositions() -> dict:
     """What the tracing step decomposes, beyond what torch.onnx.export decomposes itself (every op that neither
-    torchlib nor the translation table has): the two view-scatter ops above, and torch's decompositions of the
-    batch-norm ops, which torchlib translates with training=False (the running statistics instead of the batch's)."""
+    torchlib nor the translation table has): the two view-scatter ops above; torch's decompositions of the
+    batch-norm ops, which torchlib translates with training=False (the running statistics instead of the batch's);
+    adaptive max pooling and its backward; the margin losses' backward ops (torch has no decomposition of them) and
+    multilabel_margin_loss_forward (torch's decomposition is wrong after a -1)."""
     import torch
-    from torch._decomp import decomposition_table
+    from torch._decomp import decomposition_table as table
 
     aten = torch.ops.aten
     batch_norm = [aten.native_batch_norm.default, aten._native_batch_norm_legit_functional.default,
                   aten._native_batch_norm_legit.default, aten._native_batch_norm_legit.no_stats]
     return {aten.as_strided_scatter.default: _as_strided_scatter, aten.diagonal_scatter.default: _diagonal_scatter,
-            **{overload: decomposition_table[overload] for overload in batch_norm}}
+            **{overload: table[overload] for overload in batch_norm},
+            aten.adaptive_max_pool2d.default: _adaptive_max_pool(table[aten.adaptive_max_pool2d.default],
+                                                                 "aten.adaptive_max_pool2d"),
+            aten.adaptive_max_pool3d.default: _adaptive_max_pool(table[aten.adaptive_max_pool3d.default],
+                                                                 "aten.adaptive_max_pool3d"),
+            aten.adaptive_max_pool2d_backward.default: _scatter_indices,
+            aten.adaptive_max_pool3d_backward.default: _scatter_indices,
+            aten.multi_margin_loss_backward.default: _multi_margin_loss_backward,
+            aten.multilabel_margin_loss_forward.default: _multilabel_margin_loss_forward,
+            aten.multilabel_margin_loss_backward.default: _multilabel_margin_loss_backward}
+
+
+def _under(context, fn):
+    """fn run inside context()."""
+    @functools.wraps(fn)
+    def run(*args):
+        with context():
+            return fn(*args)
+    return run
 
 
 def trace(fn, args):
@@ -312,10 +436,21 @@ def trace(fn, args):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
     def fresh():
         return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
-    graph = make_fx(fn)(*fresh())
+    try:
+        with sdpa_kernel([SDPBackend.MATH]):  # attention as matmul and softmax (see the module docstring)
+            graph = make_fx(_under(_refusing, fn))(*fresh())
+    except RuntimeError as error:
+        if "_local_scalar_dense" not in str(error):
+            raise
+        raise ExportRefused("aten._local_scalar_dense", "the function reads a tensor's value in Python (data-dependent "
+                            "control flow, such as F.gaussian_nll_loss's check `torch.any(var < 0)` on a tensor var), "
+                            "which a traced graph cannot follow; compute that part without branching on tensor "
+                            "values") from None
     return make_fx(torch.func.functionalize(graph, remove="mutations"), decomposition_table=_decompositions())(*fresh())
 
 
@@ -403,7 +538,7 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
     # one eager step on copies: checks loss_fn, and finds the buffers the step updates in place (by value: batch
     # norm's kernel writes its running statistics without bumping their version counters)
     copies = [b.clone() for b in buffers.values()]
-    step(*inputs, *targets, *params.values(), *copies)
+    _under(_refusing, step)(*inputs, *targets, *params.values(), *copies)
     updated = [n for n, before, after in zip(bnames, buffers.values(), copies) if not torch.equal(before, after)]
 
     names = dict(input_names=[*(f"input_{k}" for k in range(len(inputs))), *(f"target_{k}" for k in range(len(targets))),
