@@ -452,8 +452,26 @@ def aten_nll_loss_forward(self, target, weight: Optional = None, reduction: int 
     return output, op.ReduceSum(weights, keepdims=0)
 
 
-# aten overload name -> translation
+# --------------------------------------------------------------------------- dropout
+
+def aten_bernoulli_p(self, p: float = 0.5, generator=None):
+    """bernoulli.p(Tensor self, float p=0.5, *, Generator? generator=None) -> Tensor
+
+    What dropout in a training step becomes (torch.func traces F.dropout as x * bernoulli(1 - p) / (1 - p)): the
+    mask output of ONNX's Dropout in training mode (ratio 1 - p) on ones, so the step holds a training-mode Dropout
+    node, whose seed attribute a user can set.
+    """
+    if p >= 1 or p <= 0:
+        return op.Expand(op.CastLike(op.Constant(value_float=1.0 if p >= 1 else 0.0), self), op.Shape(self))
+    ones = op.Expand(op.CastLike(op.Constant(value_float=1.0), self), op.Shape(self))
+    _, mask = op.Dropout(ones, op.CastLike(op.Constant(value_float=1.0 - float(p)), self),
+                         op.Constant(value=ir.tensor(True)))
+    return op.CastLike(mask, self)
+
+
+# aten overload name -> translation (a name with an overload, "op.overload", is that overload only)
 TRANSLATIONS = {
+    "bernoulli.p": aten_bernoulli_p,
     "nll_loss_forward": aten_nll_loss_forward,
     "convolution_backward": aten_convolution_backward,
     "avg_pool2d_backward": aten_avg_pool_backward,

@@ -245,6 +245,10 @@ def torch_translation_table() -> dict:
 
     table = {}
     for name, translation in {**_TRANSLATIONS, **torch_backward.TRANSLATIONS}.items():
+        if "." in name:
+            packet, overload = name.split(".")
+            table[getattr(getattr(torch.ops.aten, packet), overload)] = translation
+            continue
         packet = getattr(torch.ops.aten, name)
         for overload in packet.overloads():
             if overload in ("default", "vec"):

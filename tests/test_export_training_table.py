@@ -17,7 +17,7 @@ import onnxruntime
 import pytest
 
 from resample_grad import converters, runtime
-from test_training_step import assert_matches, torch_step
+from test_training_step import assert_matches
 
 torch = pytest.importorskip("torch")
 nn, F = torch.nn, torch.nn.functional
@@ -366,6 +366,7 @@ ATTENTION = {
 }
 
 ROWS = {**_losses(), **LAYERS, **ATTENTION}
+RTOL = {torch.float32: 1e-4, torch.float16: 1e-2}
 # rows whose export must be refused: (row, the aten op the error must name)
 REFUSED = {
     "ctc_loss": (lambda: (Head(C, lambda y: F.log_softmax(y, -1)), lambda y, t: F.ctc_loss(y, t, [6, 6], [3, 2]),
@@ -375,25 +376,55 @@ REFUSED = {
     "adaptive_max_pool-uneven": (lambda: _mse_row(Layer(nn.AdaptiveMaxPool2d((4, 3))), [_randn(2, 4, 6, 6)]),
                                  "aten.adaptive_max_pool2d"),
 }
-RTOL = {torch.float32: 1e-4, torch.float16: 1e-2}
 
 
-@functools.lru_cache(maxsize=None)
-def row_export(name):
-    module, loss_fn, inputs, targets = ROWS[name]()
-    differentiable = [x for x in inputs if x.is_floating_point()]
-    want = torch_step(module, loss_fn, inputs, targets) if len(differentiable) == len(inputs) else None
-    model = converters.export_training_step(module, loss_fn, tuple(inputs), tuple(targets),
-                                            input_gradients=want is not None)
-    if want is None:  # (integer inputs: parameter gradients only)
-        want = _torch_step_params(module, loss_fn, inputs, targets)
-    given = {**{f"input_{k}": x for k, x in enumerate(inputs)}, **{f"target_{k}": t for k, t in enumerate(targets)}}
-    state = {**dict(module.named_parameters()), **dict(module.named_buffers())}
-    feeds = {i.name: (given[i.name] if i.name in given else state[i.name]).detach().numpy() for i in model.graph.input}
-    return model, feeds, want
+def _bundle_of(name):
+    """Rows are exported in bundles (one export each: the exporter's fixed cost dominates small steps): the losses
+    by reduction, the layers, the attention rows by dtype."""
+    if name in ATTENTION:
+        return "attention-float16" if "float16" in name else "attention-float32"
+    if name in LAYERS:
+        return "layers"
+    return "losses-" + next((r for r in ("sum", "none") if name.endswith(r)), "mean")
 
 
-def _torch_step_params(module, loss_fn, inputs, targets):
+BUNDLES = {}
+for _name in ROWS:
+    BUNDLES.setdefault(_bundle_of(_name), []).append(_name)
+
+
+def _key(name):
+    return name.replace("-", "_").replace(".", "_")
+
+
+class Bundle(nn.Module):
+    """The modules of several rows side by side; forward takes all their inputs and returns their outputs, and
+    Bundle.loss(outputs, *targets) is the sum of the rows' losses: each row's parameters get their own gradients."""
+
+    def __init__(self, rows: dict):
+        super().__init__()
+        self.rows = nn.ModuleDict({_key(name): row[0] for name, row in rows.items()})
+        self.losses = [row[1] for row in rows.values()]
+        self.counts = [(len(row[2]), len(row[3])) for row in rows.values()]
+
+    def forward(self, *inputs):
+        outputs, k = [], 0
+        for module, (count, _) in zip(self.rows.values(), self.counts):
+            outputs.append(module(*inputs[k:k + count]))
+            k += count
+        return tuple(outputs)
+
+    def loss(self, outputs, *targets):
+        total, k = 0.0, 0
+        for loss_fn, output, (_, count) in zip(self.losses, outputs, self.counts):
+            total = total + loss_fn(output, *targets[k:k + count])
+            k += count
+        return total
+
+
+def torch_step(module, loss_fn, inputs, targets):
+    """The oracle: torch autograd on a copy of the module (train mode): the loss, the parameters' gradients and
+    the buffers after the step, {output name: float64 array}."""
     import copy
 
     module = copy.deepcopy(module)
@@ -405,26 +436,41 @@ def _torch_step_params(module, loss_fn, inputs, targets):
     return {k: v.detach().double().numpy() for k, v in want.items()}
 
 
-def _run(model, feeds, path):
+@functools.lru_cache(maxsize=None)
+def bundle_export(bundle):
+    rows = {name: ROWS[name]() for name in BUNDLES[bundle]}
+    module = Bundle(rows)
+    inputs = [x for row in rows.values() for x in row[2]]
+    targets = [t for row in rows.values() for t in row[3]]
+    want = torch_step(module, module.loss, inputs, targets)
+    model = converters.export_training_step(module, module.loss, tuple(inputs), tuple(targets))
+    given = {**{f"input_{k}": x for k, x in enumerate(inputs)}, **{f"target_{k}": t for k, t in enumerate(targets)}}
+    state = {**dict(module.named_parameters()), **dict(module.named_buffers())}
+    feeds = {i.name: (given[i.name] if i.name in given else state[i.name]).detach().numpy() for i in model.graph.input}
+    return model, feeds, want
+
+
+@functools.lru_cache(maxsize=None)
+def bundle_run(bundle, path):
+    model, feeds, _ = bundle_export(bundle)
     session = (runtime.session(model) if path == "kernel"
                else onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]))
     return dict(zip([o.name for o in model.graph.output], runtime.run(session, feeds)))
 
 
-def _dtype(name):
-    return torch.float16 if "float16" in name else torch.float32
-
-
-@pytest.mark.parametrize("name,path", [pytest.param(name, path, marks=pytest.mark.xdist_group(f"table-{name}"),
+@pytest.mark.parametrize("name,path", [pytest.param(name, path, marks=pytest.mark.xdist_group(f"table-{_bundle_of(name)}"),
                                                     id=f"{name}-{path}")
                                        for name in ROWS for path in ("kernel", "function")])
 def test_training_step_matches_torch_autograd(name, path):
-    model, feeds, want = row_export(name)
-    got = _run(model, feeds, path)
+    """The row's parameter gradients and updated buffers, and the bundle's loss."""
+    model, _, want = bundle_export(_bundle_of(name))
+    got = bundle_run(_bundle_of(name), path)
     names = [o.name for o in model.graph.output]
     assert set(names) <= set(want), f"outputs {sorted(set(names) - set(want))} are not torch's"
     assert {n for n in want if not n.endswith("_updated")} <= set(names)
-    assert_matches(got, want, names, rtol=RTOL[_dtype(name)])
+    mine = [n for n in names if n.startswith((f"grad_rows.{_key(name)}.", f"rows.{_key(name)}."))]
+    assert mine, f"{name}: no output of its own"
+    assert_matches(got, want, ["loss", *mine], rtol=RTOL[torch.float16 if "float16" in name else torch.float32])
 
 
 @pytest.mark.parametrize("name", REFUSED)
@@ -433,3 +479,152 @@ def test_inexact_translation_is_refused(name):
     module, loss_fn, inputs, targets = build()
     with pytest.raises(NotImplementedError, match=aten_op.replace(".", r"\.")):
         converters.export_training_step(module, loss_fn, tuple(inputs), tuple(targets))
+
+
+# --------------------------------------------------------------------------- attention as a lone vjp
+
+VJP_FORMS = {  # name: (scaled_dot_product_attention keyword arguments, q / kv heads (0: 3-D), mask)
+    "3d": ({}, 0, 0, None),
+    "3d-bool-mask": ({}, 0, 0, "bool"),
+    "3d-causal-scale": ({"is_causal": True, "scale": 0.6}, 0, 0, None),
+    "4d-float-mask": ({}, 2, 2, "float"),
+    "4d-causal": ({"is_causal": True}, 2, 2, None),
+    "4d-gqa-bool-mask-scale": ({"enable_gqa": True, "scale": 0.4}, 4, 2, "bool"),
+}
+
+
+def _vjp_form(dtype, kwargs, heads, kv_heads, mask):
+    """(q, k, v, grad_out, mask?) of one form and its function (q, k, v, grad_out[, mask]) -> (dq, dk, dv)."""
+    gen = _gen(15)
+    lead = (2, heads) if heads else (2,)
+    kv = (2, kv_heads) if heads else (2,)
+    tensors = [torch.randn(*lead, 5, 4, generator=gen), torch.randn(*kv, 6, 4, generator=gen),
+               torch.randn(*kv, 6, 4, generator=gen), torch.randn(*lead, 5, 4, generator=gen)]
+    tensors = [t.to(dtype) for t in tensors]
+    if mask == "bool":
+        tensors.append((torch.rand(5, 6, generator=gen) > 0.4) | (torch.arange(6) == 0))
+    elif mask == "float":
+        tensors.append(torch.randn(5, 6, generator=gen).to(dtype))
+
+    def grads(q, k, v, grad_out, *maybe_mask):
+        extra = {"attn_mask": maybe_mask[0]} if maybe_mask else {}
+        return torch.func.vjp(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, **extra, **kwargs), q, k, v)[1](
+            grad_out)
+    return tensors, grads
+
+
+@functools.lru_cache(maxsize=None)
+def vjp_export(dtype_name):
+    """One export of every form's vjp; ({form: (our dq, dk, dv) per path}, {form: torch autograd's})."""
+    dtype = getattr(torch, dtype_name)
+    forms = {name: _vjp_form(dtype, *form) for name, form in VJP_FORMS.items()}
+    args, layout = [], []
+    for name, (tensors, grads) in forms.items():
+        layout.append((name, grads, len(args), len(tensors)))
+        args += tensors
+
+    def all_forms(*flat):
+        return tuple(g for _, grads, start, count in layout for g in grads(*flat[start:start + count]))
+
+    want = {}
+    for name, (tensors, _) in forms.items():  # the oracle: torch.autograd.grad of the forward
+        q, k, v = (t.clone().requires_grad_(True) for t in tensors[:3])
+        extra = {"attn_mask": tensors[4]} if len(tensors) > 4 else {}
+        out = F.scaled_dot_product_attention(q, k, v, **extra, **VJP_FORMS[name][0])
+        want[name] = [g.double().numpy() for g in torch.autograd.grad(out, (q, k, v), tensors[3])]
+    model = converters.export(all_forms, args)
+    feeds = {i.name: a.numpy() for i, a in zip(model.graph.input, args)}
+    got = {}
+    for path in ("kernel", "function"):
+        session = (runtime.session(model) if path == "kernel"
+                   else onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]))
+        outputs = runtime.run(session, feeds)
+        got[path] = {name: outputs[3 * k:3 * k + 3] for k, name in enumerate(forms)}
+    return got, want
+
+
+@pytest.mark.parametrize("name,dtype,path", [
+    pytest.param(name, dtype, path, marks=pytest.mark.xdist_group(f"vjp-{dtype}"), id=f"{name}-{dtype}-{path}")
+    for name in VJP_FORMS for dtype in ("float32", "float16") for path in ("kernel", "function")])
+def test_attention_vjp_matches_torch_autograd(name, dtype, path):
+    got, want = vjp_export(dtype)
+    rtol = RTOL[getattr(torch, dtype)]
+    for which, ours, expected in zip("qkv", got[path][name], want[name]):
+        assert ours.shape == expected.shape, f"d{which}: shape {ours.shape}, torch {expected.shape}"
+        error = float(np.abs(ours.astype(np.float64) - expected).max()) / float(np.abs(expected).max())
+        assert error <= rtol, f"d{which}: max |ours - torch| / max |torch| = {error:.3g} > {rtol}"
+
+
+# --------------------------------------------------------------------------- dropout, p > 0
+
+class Dropped(nn.Module):
+    """out = dropout(x * w): the loss sum(out * t) is linear in x, so its gradients show the mask."""
+
+    def __init__(self, size, p):
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(size, generator=_gen(16)) + 0.5)
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, x):
+        return self.dropout(x * self.w)
+
+
+class DroppedAttention(nn.Module):
+    """One query per (batch, head) against 64 keys, attention dropout p: dv = (softmax(q k^T s) * mask / (1 - p)) t,
+    so the rows of dv show the mask and the attention weights."""
+
+    def __init__(self, p):
+        super().__init__()
+        gen = _gen(17)
+        self.q, self.k, self.v = (nn.Parameter(torch.randn(16, 4, n, 8, generator=gen)) for n in (1, 64, 64))
+        self.p = p
+
+    def forward(self, t):
+        return F.scaled_dot_product_attention(self.q, self.k, self.v, dropout_p=self.p)
+
+
+def _linear_loss(out, t):
+    return (out * t).sum()
+
+
+def _kept_fraction_ok(kept, count, p):
+    """The kept fraction within 5 standard deviations of the binomial's 1 - p."""
+    return abs(kept / count - (1 - p)) <= 5 * np.sqrt(p * (1 - p) / count)
+
+
+@pytest.mark.parametrize("p", [0.3, 0.6])
+def test_dropout_is_training_mode_dropout(p):
+    """nn.Dropout(p) exports as ONNX Dropout in training mode: the kept fraction is 1 - p, kept values are scaled
+    by 1 / (1 - p), and the forward and backward use one mask (loss = <x, dL/dx> for a loss linear in x)."""
+    size = 4096
+    x, t = torch.rand(size, generator=_gen(18)) + 0.5, torch.rand(size, generator=_gen(19)) + 0.5
+    module = Dropped(size, p)
+    model = converters.export_training_step(module, _linear_loss, x, t, input_gradients=True)
+    assert [n.op_type for n in model.graph.node].count("Dropout") == 1
+    loss, grad_w, grad_x = onnxruntime.InferenceSession(model.SerializeToString()).run(
+        ["loss", "grad_w", "grad_input_0"], {"input_0": x.numpy(), "target_0": t.numpy(), "w": module.w.detach().numpy()})
+    kept = grad_x != 0
+    assert _kept_fraction_ok(kept.sum(), size, p), f"kept {kept.mean():.3f}, expected {1 - p}"
+    w = module.w.detach().numpy()
+    np.testing.assert_allclose(grad_x[kept] / (w * t.numpy())[kept], 1 / (1 - p), rtol=1e-6)
+    np.testing.assert_array_equal(grad_w != 0, kept)
+    np.testing.assert_allclose(loss, float(np.dot(x.numpy().astype(np.float64), grad_x)), rtol=1e-5)
+
+
+def test_attention_dropout_is_training_mode_dropout():
+    """scaled_dot_product_attention's dropout_p: each attention weight kept with probability 1 - p and scaled by
+    1 / (1 - p), the same mask in the forward and the backward."""
+    p = 0.4
+    module = DroppedAttention(p)
+    t = torch.randn(16, 4, 1, 8, generator=_gen(20))
+    model = converters.export_training_step(module, _linear_loss, t, t)
+    names = ["input_0", "target_0", "q", "k", "v"]
+    feeds = dict(zip(names, [t.numpy(), t.numpy(), *(getattr(module, n).detach().numpy() for n in "qkv")]))
+    loss, grad_v = onnxruntime.InferenceSession(model.SerializeToString()).run(["loss", "grad_v"], feeds)
+    with torch.no_grad():
+        weights = torch.softmax(module.q @ module.k.transpose(-1, -2) / np.sqrt(8), -1)  # [16, 4, 1, 64]
+    undropped = (weights.transpose(-1, -2) @ t).numpy()  # dv without dropout: [16, 4, 64, 8]
+    kept = np.abs(grad_v).max(-1) != 0
+    assert _kept_fraction_ok(kept.sum(), kept.size, p), f"kept {kept.mean():.3f}, expected {1 - p}"
+    np.testing.assert_allclose(grad_v[kept], undropped[kept] / (1 - p), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(loss, float((grad_v.astype(np.float64) * feeds["v"]).sum()), rtol=1e-4)
