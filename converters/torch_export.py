@@ -458,19 +458,110 @@ def trace(fn, args):
     return make_fx(torch.func.functionalize(graph, remove="mutations"), decomposition_table=_decompositions())(*fresh())
 
 
-def export(fn_or_module, args, path=None, **kwargs) -> onnx.ModelProto:
+# --------------------------------------------------------------------------- verification
+
+class VerificationError(RuntimeError):
+    """The exported model disagrees with torch on the example inputs: the message names the output and its error."""
+
+
+# relative tolerance of an output by dtype, relative to max(its largest magnitude, a thousandth of the largest
+# magnitude of all outputs): the floor keeps an output of rounding noise (a bias a normalisation cancels) from failing
+TOLERANCE = {np.dtype(np.float64): 1e-8, np.dtype(np.float32): 1e-4, np.dtype(np.float16): 1e-2}
+# ops whose outputs are random: torch's run cannot be reproduced, so such a model is not verified
+RANDOM_OPS = {"Dropout", "RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli",
+              "Multinomial"}
+
+
+def _errors(ours: list, want: list, names: list) -> dict:
+    """{output name: (relative error, tolerance)} of each output over its tolerance."""
+    magnitudes = [float(np.abs(w).max(initial=0.0)) for w in want if w.dtype.kind == "f"]
+    floor = 1e-3 * max(magnitudes, default=0.0)
+    bad = {}
+    for name, a, b in zip(names, ours, want):
+        if b.dtype.kind != "f":
+            if not np.array_equal(a, b):
+                bad[name] = (float("inf"), 0.0)
+            continue
+        tolerance = TOLERANCE.get(b.dtype, 1e-2)
+        scale = max(float(np.abs(b).max(initial=0.0)), floor) or 1.0
+        error = float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max(initial=0.0)) / scale
+        if not error <= tolerance:  # (NaN fails)
+            bad[name] = (error, tolerance)
+    return bad
+
+
+def _perturbed(args, seed: int = 0) -> list:
+    """Floating tensors times (1 + u / 256), u uniform in [-1, 1): signs and zeros kept, every kink moved."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    return [a * (1 + (torch.rand(a.shape, generator=gen, dtype=torch.float64) * 2 - 1).to(a.dtype) / 256)
+            if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+
+
+def _verify(model: onnx.ModelProto, fn, args) -> None:
+    """One onnxruntime run of model (native kernels when the library is there, else the functions) against fn run
+    by torch on the example args, every output within TOLERANCE; VerificationError otherwise.
+
+    A kink (a ReLU or max input that float32 rounding puts on the other side in one of the two) changes some
+    gradients by a finite amount without any fault. So a disagreement is checked again at a perturbed point
+    (every floating input times 1 + u/256): a kink is an accident of one point and moves away, a wrong translation
+    (a wrong scale, an ignored argument) disagrees there too, and only that raises. A model with random ops
+    (dropout with p > 0) cannot reproduce torch's draws and is not verified.
+    """
+    import torch
+
+    from resample_grad import runtime
+
+    if any(node.op_type in RANDOM_OPS for node in model.graph.node):
+        return
+    onnxruntime = runtime.require_onnxruntime()
+    try:
+        session = runtime.session(model)
+    except Exception:  # no native library (a source tree without the build): the functions attached to the model
+        session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    inputs = [i.name for i in session.get_inputs()]
+
+    def compare(point):
+        results = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in point])
+        want = [t.detach().numpy() for t in torch.utils._pytree.tree_leaves(results) if isinstance(t, torch.Tensor)]
+        feeds = {name: a.detach().numpy() for name, a in zip(inputs, [a for a in point if isinstance(a, torch.Tensor)])}
+        ours = runtime.run(session, feeds)
+        if len(ours) != len(want):
+            raise VerificationError(f"export: the model has {len(ours)} outputs, torch's function {len(want)}")
+        return _errors(ours, want, names)
+
+    bad = compare(args)
+    if not bad:
+        return
+    again = compare(_perturbed(args))
+    if again:
+        name = next(iter(again))
+        error, tolerance = bad.get(name, again[name])
+        raise VerificationError(
+            f"export: output {name!r} disagrees with torch on the example inputs: max |onnxruntime - torch| / scale "
+            f"= {error:.3g} > {tolerance:g}, and again at a perturbed point (not a kink): a wrong translation"
+            + (f"; also {sorted(set(again) - {name})}" if len(again) > 1 else "")
+            + ". export(..., verify=False) skips this check")
+
+
+def export(fn_or_module, args, path=None, *, verify: bool = True, **kwargs) -> onnx.ModelProto:
     """torch.onnx.export of trace(fn, args) with torch_translation_table(), then attach(): the model runs in
     onnxruntime with or without the native library. Saved to path when given.
 
     A module is traced like a function, on a copy (its buffers stay as they are). The ONNX opset is 18 (the one
     Ascend ATC reads, and the project's functions'), unless kwargs give opset_version; other kwargs (input_names,
-    output_names, ...) go to torch.onnx.export.
+    output_names, ...) go to torch.onnx.export. verify (default True): verify() the model against fn on args
+    before it is returned or saved.
     """
     import copy
 
     import torch
 
-    fn = copy.deepcopy(fn_or_module) if isinstance(fn_or_module, torch.nn.Module) else fn_or_module
+    module = isinstance(fn_or_module, torch.nn.Module)
+    fn = copy.deepcopy(fn_or_module) if module else fn_or_module
+    reference = copy.deepcopy(fn_or_module) if module and verify else fn  # (tracing runs fn: train-mode updates)
     graph = trace(fn, list(args)).eval()  # (explicit aten ops: nothing in it depends on the mode; silences a warning)
     kwargs.setdefault("opset_version", 18)
     kwargs.setdefault("verbose", False)
@@ -480,6 +571,8 @@ def export(fn_or_module, args, path=None, **kwargs) -> onnx.ModelProto:
     del model.graph.value_info[:]  # the exporter's shape hints can be wrong after its optimizer; attach() infers anew
     _unname_unused_outputs(model)
     model = opset.attach(model)
+    if verify:
+        _verify(model, reference, list(args))
     if path is not None:
         onnx.save(model, str(path))
     return model
@@ -506,6 +599,7 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
     Graph outputs: loss, grad_<parameter> for each trainable parameter, grad_input_<k> for each input when
     input_gradients, and <buffer>_updated for each buffer the step changes (BatchNorm's running statistics).
     Frozen parameters (requires_grad False) stay constants of the graph. inputs and targets: a tensor or a tuple.
+    verify (a keyword argument, default True): the step is checked against torch autograd's (see export()).
     """
     import torch
     from torch.func import functional_call, grad_and_value

@@ -628,3 +628,55 @@ def test_attention_dropout_is_training_mode_dropout():
     assert _kept_fraction_ok(kept.sum(), kept.size, p), f"kept {kept.mean():.3f}, expected {1 - p}"
     np.testing.assert_allclose(grad_v[kept], undropped[kept] / (1 - p), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(loss, float((grad_v.astype(np.float64) * feeds["v"]).sum()), rtol=1e-4)
+
+
+# --------------------------------------------------------------------------- verification (export's verify=True)
+
+def test_verification_catches_a_wrong_translation(monkeypatch):
+    """torchlib's nll_loss_forward (a constant total_weight) put back: the cross-entropy step's gradients come out
+    times the batch size, and the export raises, naming the gradient, instead of returning the model."""
+    from onnxscript.function_libs.torch_lib.ops import nn as torchlib
+
+    from resample_grad.converters import torch_backward
+
+    monkeypatch.setitem(torch_backward.TRANSLATIONS, "nll_loss_forward", torchlib.aten_nll_loss_forward)
+    torch.manual_seed(0)
+    with pytest.raises(converters.VerificationError, match="output 'grad_weight' disagrees with torch"):
+        converters.export_training_step(nn.Linear(3, C), F.cross_entropy, _randn(N, 3), _classes(N))
+    converters.export_training_step(nn.Linear(3, C), F.cross_entropy, _randn(N, 3), _classes(N), verify=False)
+
+
+def _kinked(y, c):
+    """relu(y - c): with c torch's own y, torch's ReLU input is exactly 0, onnxruntime's (another GEMM) often not."""
+    return torch.relu(y - c).sum()
+
+
+def _kink_case():
+    """(Linear, x, c) where torch and onnxruntime put a ReLU input on different sides of 0: the step's gradient
+    differs from torch's (the first seed that does, checked on a step exported without verification)."""
+    torch.manual_seed(0)
+    module = nn.Linear(256, 4, bias=False)
+    x = torch.ones(8, 256)
+    model = converters.export_training_step(module, _kinked, x, module(x).detach(), verify=False)
+    session = onnxruntime.InferenceSession(model.SerializeToString())
+    for seed in range(100):
+        x = _randn(8, 256, seed=seed)
+        c = module(x).detach()
+        feeds = {"input_0": x.numpy(), "target_0": c.numpy(), "weight": module.weight.detach().numpy()}
+        grad = session.run(["grad_weight"], feeds)[0]
+        want = torch.autograd.grad(_kinked(module(x), c), module.weight)[0].numpy()
+        if np.abs(grad - want).max() > 0.1:
+            return module, x, c
+    raise AssertionError("no seed puts a ReLU input on different sides in torch and onnxruntime")
+
+
+def test_verification_tolerates_a_kink(monkeypatch):
+    """At the kink the step's gradient differs from torch's (_kink_case), yet export_training_step does not raise:
+    at the perturbed point both agree. Without the perturbation (the same point twice) it would raise."""
+    from resample_grad.converters import torch_export
+
+    module, x, c = _kink_case()
+    converters.export_training_step(module, _kinked, x, c)  # verify=True
+    monkeypatch.setattr(torch_export, "_perturbed", lambda args: args)
+    with pytest.raises(converters.VerificationError, match="output 'grad_weight'"):
+        converters.export_training_step(module, _kinked, x, c)
