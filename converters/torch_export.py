@@ -5,6 +5,10 @@
 
 Each function below implements one aten overload (named in its docstring, as onnxscript's
 torchlib does); torch's exporter traces it with the argument values of the node.
+
+Attention: trace() runs the function under sdpa_kernel([SDPBackend.MATH]), so F.scaled_dot_product_attention
+is traced in its math form (matmul, softmax) and autograd's backward of it, which the exporter translates
+exactly, instead of the fused CPU kernels' forward and backward ops, which it cannot.
 """
 from __future__ import annotations
 
@@ -303,7 +307,6 @@ class ExportRefused(NotImplementedError):
 REFUSED = {
     "aten._ctc_loss": "CTC's forward-backward recursion over time has no exact translation here (F.ctc_loss); "
                       "compute the CTC loss outside the exported step",
-    "aten._ctc_loss_backward": "see aten._ctc_loss",
 }
 
 
@@ -568,12 +571,12 @@ def _optimize(model) -> None:
     import onnx_ir.passes.common as common
     from onnxscript.optimizer import _constant_folding as folding
 
+    fold = folding.FoldConstantsPass(shape_inference=True,
+                                     input_size_limit=folding.DEFAULT_CONSTANT_FOLD_INPUT_SIZE_LIMIT,
+                                     output_size_limit=folding.DEFAULT_CONSTANT_FOLD_OUTPUT_SIZE_LIMIT)
     ir.passes.Sequential(
         common.InlinePass(),
-        ir.passes.PassManager([folding.FoldConstantsPass(shape_inference=True,
-                                                         input_size_limit=folding.DEFAULT_CONSTANT_FOLD_INPUT_SIZE_LIMIT,
-                                                         output_size_limit=folding.DEFAULT_CONSTANT_FOLD_OUTPUT_SIZE_LIMIT),
-                               common.RemoveUnusedNodesPass(), common.RemoveUnusedFunctionsPass(),
+        ir.passes.PassManager([fold, common.RemoveUnusedNodesPass(), common.RemoveUnusedFunctionsPass(),
                                common.RemoveUnusedOpsetsPass()], steps=2, early_stop=True),
         common.RemoveUnusedNodesPass(),
         common.LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0),

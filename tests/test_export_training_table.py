@@ -2,9 +2,11 @@
 converters.export_training_step, against torch autograd on both paths (native kernels, onnxscript functions).
 
 One table, ROWS: each row is one small training step (a Linear or a convolution in front, so each gradient sums over
-a batch and a wrong scale shows), exported once and run on both paths; the loss and every gradient (the input's
-too) must match torch's to RTOL relative (test_training_step.assert_matches). A row whose step cannot be exported
-exactly is in REFUSED: its export must raise an error naming the aten op. Attention rows cover
+a batch and a wrong scale shows). The rows are exported in a few bundles (one export of several rows' modules side
+by side, their losses summed: the exporter's fixed cost dominates small steps) and run on both paths; each row's
+parameter gradients and updated buffers, and the bundle's loss, must match torch autograd to RTOL relative
+(test_training_step.assert_matches). A row whose step cannot be exported exactly is in REFUSED: its export must
+raise an error naming the aten op. The verification export does by default is tested at the end. Attention rows cover
 F.scaled_dot_product_attention in every form, as a training step and as a lone torch.func.vjp; dropout with p > 0
 is random, so its rows check statistics (kept fraction, scaling) and that the forward and backward share one mask.
 """
@@ -151,7 +153,8 @@ def _losses():
                                                        targets=[lambda: torch.log(_soft_targets())]),
             f"poisson_nll-{reduction}": _loss_row(r(F.poisson_nll_loss), targets=[_probs(N, C) * 4]),
             f"poisson_nll-full-rate-{reduction}": _loss_row(
-                r(F.poisson_nll_loss, log_input=False, full=True, eps=1e-3), post=F.softplus, targets=[_probs(N, C) * 4]),
+                r(F.poisson_nll_loss, log_input=False, full=True, eps=1e-3), post=F.softplus,
+                targets=[_probs(N, C) * 4]),
             f"gaussian_nll-float-var-{reduction}": _loss_row(
                 lambda y, t, reduction=reduction, wrap=wrap: wrap(F.gaussian_nll_loss(y, t, 0.7, full=True,
                                                                                       reduction=reduction)),
@@ -160,7 +163,8 @@ def _losses():
             f"multilabel_soft_margin-weight-{reduction}": _loss_row(
                 r(F.multilabel_soft_margin_loss, weight=W2),
                 targets=[lambda: (_signs(N, C) > 0).float()]),
-            f"multilabel_margin-{reduction}": _loss_row(r(F.multilabel_margin_loss), targets=[_multilabel_margin_target]),
+            f"multilabel_margin-{reduction}": _loss_row(r(F.multilabel_margin_loss),
+                                                        targets=[_multilabel_margin_target]),
             f"multi_margin-{reduction}": _loss_row(r(F.multi_margin_loss), targets=[_classes(N)]),
             f"multi_margin-p2-margin-weight-{reduction}": _loss_row(
                 r(F.multi_margin_loss, p=2, margin=0.5, weight=W2), targets=[_classes(N)]),
@@ -174,7 +178,8 @@ def _losses():
                     F.margin_ranking_loss(y[0], y[1], t, margin=0.1, reduction=reduction)),
                 out=1, more=[_randn(N, 3, seed=8)], targets=[lambda: _signs(N, 1)]),
             f"triplet_margin-{reduction}": _loss_row(
-                lambda y, reduction=reduction, wrap=wrap: wrap(F.triplet_margin_loss(*y, margin=2.0, reduction=reduction)),
+                lambda y, reduction=reduction, wrap=wrap: wrap(
+                    F.triplet_margin_loss(*y, margin=2.0, reduction=reduction)),
                 more=[_randn(N, 3, seed=8), _randn(N, 3, seed=9)]),
             f"triplet_margin-p1-swap-{reduction}": _loss_row(
                 lambda y, reduction=reduction, wrap=wrap: wrap(
@@ -342,7 +347,7 @@ def _attention_row(dtype=torch.float32, mask=None, **kwargs):
         if mask == "bool":
             inputs.append((torch.rand(5, 5, generator=_gen(14)) > 0.3) | torch.eye(5, dtype=torch.bool))
         elif mask == "float":
-            inputs.append(_randn(2, 1, 5, 5, seed=14).to(dtype) if kwargs.get("heads") else _randn(5, 5, seed=14).to(dtype))
+            inputs.append((_randn(2, 1, 5, 5, seed=14) if kwargs.get("heads") else _randn(5, 5, seed=14)).to(dtype))
         return _mse_row(module, inputs)
     return build
 
@@ -458,9 +463,9 @@ def bundle_run(bundle, path):
     return dict(zip([o.name for o in model.graph.output], runtime.run(session, feeds)))
 
 
-@pytest.mark.parametrize("name,path", [pytest.param(name, path, marks=pytest.mark.xdist_group(f"table-{_bundle_of(name)}"),
-                                                    id=f"{name}-{path}")
-                                       for name in ROWS for path in ("kernel", "function")])
+@pytest.mark.parametrize("name,path", [
+    pytest.param(name, path, marks=pytest.mark.xdist_group(f"table-{_bundle_of(name)}"), id=f"{name}-{path}")
+    for name in ROWS for path in ("kernel", "function")])
 def test_training_step_matches_torch_autograd(name, path):
     """The row's parameter gradients and updated buffers, and the bundle's loss."""
     model, _, want = bundle_export(_bundle_of(name))
@@ -601,8 +606,9 @@ def test_dropout_is_training_mode_dropout(p):
     module = Dropped(size, p)
     model = converters.export_training_step(module, _linear_loss, x, t, input_gradients=True)
     assert [n.op_type for n in model.graph.node].count("Dropout") == 1
+    feeds = {"input_0": x.numpy(), "target_0": t.numpy(), "w": module.w.detach().numpy()}
     loss, grad_w, grad_x = onnxruntime.InferenceSession(model.SerializeToString()).run(
-        ["loss", "grad_w", "grad_input_0"], {"input_0": x.numpy(), "target_0": t.numpy(), "w": module.w.detach().numpy()})
+        ["loss", "grad_w", "grad_input_0"], feeds)
     kept = grad_x != 0
     assert _kept_fraction_ok(kept.sum(), size, p), f"kept {kept.mean():.3f}, expected {1 - p}"
     w = module.w.detach().numpy()
