@@ -2,6 +2,7 @@
 
     torch_translation_table(), export(fn_or_module, args, path)   PyTorch export (torch_export.py; needs torch)
     export_training_step(module, loss_fn, inputs, targets, path)  (loss, parameter gradients) of a training step
+    ExportRefused, VerificationError                              an aten op refused; a model that disagrees
     gradient_model(model, wrt=[...])                              gradients of GridSample / Resize models
     to_ascend(model, soc, out_dir), from_ascend(model)            Ascend ATC (ascend.py)
 """
@@ -10,9 +11,10 @@ import functools
 from . import torch_export
 from .ascend import from_ascend, to_ascend
 from .gradients import gradient_model
-from .torch_export import torch_translation_table
+from .torch_export import ExportRefused, VerificationError, torch_translation_table
 
-__all__ = ["export", "export_training_step", "from_ascend", "gradient_model", "to_ascend", "torch_translation_table"]
+__all__ = ["ExportRefused", "VerificationError", "export", "export_training_step", "from_ascend", "gradient_model",
+           "to_ascend", "torch_translation_table"]
 
 
 def _needs_torch(function):

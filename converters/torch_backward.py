@@ -427,8 +427,52 @@ def aten_copy(self, src, non_blocking: bool = False):
     return op.Expand(op.CastLike(src, self), op.Shape(self))
 
 
-# aten overload name -> translation
+# --------------------------------------------------------------------------- losses
+
+def aten_nll_loss_forward(self, target, weight: Optional = None, reduction: int = 1, ignore_index: int = -100):
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index)
+    -> (Tensor output, Tensor total_weight)
+
+    torchlib's translation returns a constant total_weight (the size of the output: 1 for a reduced loss), which
+    nll_loss_backward divides the gradient by: a mean-reduced loss's gradients came out multiplied by the count of
+    samples (or the sum of their class weights). total_weight here is torch's (decompositions.py _nll_loss_forward):
+    0 for reduction none on [N, C], else the sum over the targets not ignored of their class weight (1 without
+    weights). The output is torchlib's NegativeLogLikelihoodLoss, whose mean divides by that same sum.
+    """
+    from onnxscript.function_libs.torch_lib.ops import nn as torchlib
+
+    output = torchlib.aten_nll_loss(self, target, weight, reduction, ignore_index)
+    if reduction == 0 and len(self.shape) > 1:
+        return output, op.CastLike(op.Constant(value_float=0.0), self)
+    kept = op.Not(op.Equal(target, op.CastLike(op.Constant(value_int=int(ignore_index)), target)))
+    if weight is None:
+        return output, op.ReduceSum(op.CastLike(kept, self), keepdims=0)
+    safe = op.Where(kept, target, op.CastLike(op.Constant(value_int=0), target))
+    weights = op.Where(kept, op.Gather(weight, safe, axis=0), op.CastLike(op.Constant(value_float=0.0), weight))
+    return output, op.ReduceSum(weights, keepdims=0)
+
+
+# --------------------------------------------------------------------------- dropout
+
+def aten_bernoulli_p(self, p: float = 0.5, generator=None):
+    """bernoulli.p(Tensor self, float p=0.5, *, Generator? generator=None) -> Tensor
+
+    What dropout in a training step becomes (torch.func traces F.dropout as x * bernoulli(1 - p) / (1 - p)): the
+    mask output of ONNX's Dropout in training mode (ratio 1 - p) on ones, so the step holds a training-mode Dropout
+    node, whose seed attribute a user can set.
+    """
+    if p >= 1 or p <= 0:
+        return op.Expand(op.CastLike(op.Constant(value_float=1.0 if p >= 1 else 0.0), self), op.Shape(self))
+    ones = op.Expand(op.CastLike(op.Constant(value_float=1.0), self), op.Shape(self))
+    _, mask = op.Dropout(ones, op.CastLike(op.Constant(value_float=1.0 - float(p)), self),
+                         op.Constant(value=ir.tensor(True)))
+    return op.CastLike(mask, self)
+
+
+# aten overload name -> translation (a name with an overload, "op.overload", is that overload only)
 TRANSLATIONS = {
+    "bernoulli.p": aten_bernoulli_p,
+    "nll_loss_forward": aten_nll_loss_forward,
     "convolution_backward": aten_convolution_backward,
     "avg_pool2d_backward": aten_avg_pool_backward,
     "avg_pool3d_backward": aten_avg_pool_backward,

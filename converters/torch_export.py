@@ -5,6 +5,10 @@
 
 Each function below implements one aten overload (named in its docstring, as onnxscript's
 torchlib does); torch's exporter traces it with the argument values of the node.
+
+Attention: trace() runs the function under sdpa_kernel([SDPBackend.MATH]), so F.scaled_dot_product_attention
+is traced in its math form (matmul, softmax) and autograd's backward of it, which the exporter translates
+exactly, instead of the fused CPU kernels' forward and backward ops, which it cannot.
 """
 from __future__ import annotations
 
@@ -245,6 +249,10 @@ def torch_translation_table() -> dict:
 
     table = {}
     for name, translation in {**_TRANSLATIONS, **torch_backward.TRANSLATIONS}.items():
+        if "." in name:
+            packet, overload = name.split(".")
+            table[getattr(getattr(torch.ops.aten, packet), overload)] = translation
+            continue
         packet = getattr(torch.ops.aten, name)
         for overload in packet.overloads():
             if overload in ("default", "vec"):
@@ -287,18 +295,141 @@ def _diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     return _as_strided_scatter(self, src, view.shape, view.stride(), view.storage_offset())
 
 
+class ExportRefused(NotImplementedError):
+    """An aten op that the export cannot translate exactly: the message names the op and why."""
+
+    def __init__(self, aten_op: str, reason: str):
+        super().__init__(f"export: {aten_op} is refused: {reason}")
+        self.aten_op = aten_op
+
+
+# aten op -> why it is refused (the ops torch's exporter would otherwise translate inexactly or fail on obscurely)
+REFUSED = {
+    "aten._ctc_loss": "CTC's forward-backward recursion over time has no exact translation here (F.ctc_loss); "
+                      "compute the CTC loss outside the exported step",
+}
+
+
+def _refusing():
+    """A torch dispatch mode that raises ExportRefused at the first call of a REFUSED op (before its kernel runs: the
+    CTC kernel fails obscurely under torch.func transforms)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Refusing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = f"aten.{func.__name__.split('.')[0]}"
+            if name in REFUSED:
+                raise ExportRefused(name, REFUSED[name])
+            return func(*args, **(kwargs or {}))
+    return Refusing()
+
+
+def _reduced(grad_output, reduction: int, count: int, rank: int):
+    """grad_output of a loss reduced over `count` samples (mean), not (sum), or per sample (none: a trailing
+    axis per extra `rank`)."""
+    if reduction == 0:
+        return grad_output.reshape(-1, *[1] * rank)
+    return grad_output / count if reduction == 1 else grad_output
+
+
+def _multi_margin_loss_backward(grad_output, self, target, p, margin, weight=None, reduction=1):
+    """multi_margin_loss_backward (torch has no decomposition): z_ij = margin - x_iy + x_ij for j != y, the loss
+    sum_j max(0, z_ij)^p w_y / C; each active term adds its derivative at j and takes it from y."""
+    import torch
+
+    x, t = torch.atleast_2d(self), torch.atleast_1d(target).unsqueeze(1)
+    count, classes = x.shape
+    z = margin - x.gather(1, t) + x
+    d = ((z * 2 if p == 2 else torch.ones_like(z)) * ((z > 0) & (torch.arange(classes) != t))) / classes
+    if weight is not None:
+        d = d * weight[t]
+    d = d * _reduced(grad_output, reduction, count, 1)
+    return (d - d.sum(1, keepdim=True) * torch.nn.functional.one_hot(t[:, 0], classes).to(d)).reshape(self.shape)
+
+
+def _multilabel_margins(self, target):
+    """multilabel_margin_loss's terms: (x as [N, C], the target slots before each row's first -1 [N, C], their
+    classes, is_target [N, C], z [N, slot, class] = 1 - (x_slot - x_class), which pairs count [N, slot, class])."""
+    import torch
+
+    x, labels = torch.atleast_2d(self), torch.atleast_2d(target)
+    classes = x.shape[1]
+    index = torch.arange(classes)
+    kept = index < torch.where(labels == -1, index, classes).amin(-1, keepdim=True)
+    slots = torch.where(kept, labels, 0)
+    is_target = ((index == torch.where(kept, labels, -1).unsqueeze(-1)).any(1))
+    z = 1 - x.gather(1, slots).unsqueeze(2) + x.unsqueeze(1)
+    return x, kept, slots, is_target, z, kept.unsqueeze(2) & ~is_target.unsqueeze(1)
+
+
+def _multilabel_margin_loss_forward(self, target, reduction):
+    """multilabel_margin_loss_forward: torch's decomposition counts the slots after a row's -1 as more targets of
+    class 0 (it gathers them at 0 but does not mask their terms); these are masked here."""
+    x, kept, slots, is_target, z, pairs = _multilabel_margins(self, target)
+    loss = (z.clamp_min(0) * pairs).sum((1, 2)) / x.shape[1]
+    loss = loss.mean() if reduction == 1 else loss.sum() if reduction == 2 else loss.reshape(self.shape[:-1])
+    return loss, is_target.to(self.dtype).reshape(target.shape)
+
+
+def _multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
+    """multilabel_margin_loss_backward (torch has no decomposition): each counted pair (slot k, class j) with
+    1 - (x_k - x_j) > 0 adds 1/C at j and takes it from k."""
+    x, kept, slots, _, z, pairs = _multilabel_margins(self, target)
+    count, classes = x.shape
+    a = ((z > 0) & pairs).to(x.dtype) / classes * _reduced(grad_output, reduction, count, 2)
+    return a.sum(1).scatter_add(1, slots, -a.sum(2) * kept).reshape(self.shape)
+
+
+def _adaptive_max_pool(decomposition, name):
+    """torch's decomposition of adaptive_max_pool{2,3}d (global, or windows that divide the input evenly: max
+    pooling with indices), refused for uneven windows, which it does not decompose and torchlib lacks."""
+    def pool(input, output_size):
+        result = decomposition(input, output_size)
+        if result is NotImplemented:
+            raise ExportRefused(name, f"output_size {list(output_size)} does not divide the input's spatial shape "
+                                      f"{list(input.shape[2:])}: only even windows are translated (max pooling)")
+        return result
+    return pool
+
+
+def _scatter_indices(grad_output, self, indices):
+    """adaptive_max_pool{2,3}d_backward: the gradient added at the flat per-plane indices of the maxima."""
+    flat = self.new_zeros(self.shape).flatten(2)
+    return flat.scatter_add(2, indices.flatten(2), grad_output.flatten(2)).view(self.shape)
+
+
 def _decompositions() -> dict:
     """What the tracing step decomposes, beyond what torch.onnx.export decomposes itself (every op that neither
-    torchlib nor the translation table has): the two view-scatter ops above, and torch's decompositions of the
-    batch-norm ops, which torchlib translates with training=False (the running statistics instead of the batch's)."""
+    torchlib nor the translation table has): the two view-scatter ops above; torch's decompositions of the
+    batch-norm ops, which torchlib translates with training=False (the running statistics instead of the batch's);
+    adaptive max pooling and its backward; the margin losses' backward ops (torch has no decomposition of them) and
+    multilabel_margin_loss_forward (torch's decomposition is wrong after a -1)."""
     import torch
-    from torch._decomp import decomposition_table
+    from torch._decomp import decomposition_table as table
 
     aten = torch.ops.aten
     batch_norm = [aten.native_batch_norm.default, aten._native_batch_norm_legit_functional.default,
                   aten._native_batch_norm_legit.default, aten._native_batch_norm_legit.no_stats]
     return {aten.as_strided_scatter.default: _as_strided_scatter, aten.diagonal_scatter.default: _diagonal_scatter,
-            **{overload: decomposition_table[overload] for overload in batch_norm}}
+            **{overload: table[overload] for overload in batch_norm},
+            aten.adaptive_max_pool2d.default: _adaptive_max_pool(table[aten.adaptive_max_pool2d.default],
+                                                                 "aten.adaptive_max_pool2d"),
+            aten.adaptive_max_pool3d.default: _adaptive_max_pool(table[aten.adaptive_max_pool3d.default],
+                                                                 "aten.adaptive_max_pool3d"),
+            aten.adaptive_max_pool2d_backward.default: _scatter_indices,
+            aten.adaptive_max_pool3d_backward.default: _scatter_indices,
+            aten.multi_margin_loss_backward.default: _multi_margin_loss_backward,
+            aten.multilabel_margin_loss_forward.default: _multilabel_margin_loss_forward,
+            aten.multilabel_margin_loss_backward.default: _multilabel_margin_loss_backward}
+
+
+def _under(context, fn):
+    """fn run inside context()."""
+    @functools.wraps(fn)
+    def run(*args):
+        with context():
+            return fn(*args)
+    return run
 
 
 def trace(fn, args):
@@ -312,35 +443,208 @@ def trace(fn, args):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
     def fresh():
         return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
-    graph = make_fx(fn)(*fresh())
+    try:
+        with sdpa_kernel([SDPBackend.MATH]):  # attention as matmul and softmax (see the module docstring)
+            graph = make_fx(_under(_refusing, fn))(*fresh())
+    except RuntimeError as error:
+        if "_local_scalar_dense" not in str(error):
+            raise
+        raise ExportRefused("aten._local_scalar_dense", "the function reads a tensor's value in Python (data-dependent "
+                            "control flow, such as F.gaussian_nll_loss's check `torch.any(var < 0)` on a tensor var), "
+                            "which a traced graph cannot follow; compute that part without branching on tensor "
+                            "values") from None
     return make_fx(torch.func.functionalize(graph, remove="mutations"), decomposition_table=_decompositions())(*fresh())
 
 
-def export(fn_or_module, args, path=None, **kwargs) -> onnx.ModelProto:
+# --------------------------------------------------------------------------- verification
+
+class VerificationError(RuntimeError):
+    """The exported model disagrees with torch on the example inputs: the message names the output and its error."""
+
+
+# relative tolerance of an output by torch dtype, relative to max(its largest magnitude, a thousandth of the largest
+# magnitude of all outputs): the floor keeps an output of rounding noise (a bias a normalisation cancels) from failing
+TOLERANCE = {"float64": 1e-8, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
+# ops whose outputs are random: torch's run cannot be reproduced, so such a model is not verified
+RANDOM_OPS = {"Dropout", "RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli",
+              "Multinomial"}
+
+
+def _numpy(t):
+    """A torch tensor as numpy (bfloat16 as ml_dtypes.bfloat16, which numpy lacks)."""
+    import torch
+
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return t.detach().float().numpy().astype(ml_dtypes.bfloat16)
+    return t.detach().numpy()
+
+
+def _errors(ours: list, want: list, names: list) -> dict:
+    """{output name: (relative error, tolerance)} of each output (torch tensors want) over its tolerance."""
+    magnitudes = [float(w.abs().max()) if w.numel() else 0.0 for w in want if w.is_floating_point()]
+    floor = 1e-3 * max(magnitudes, default=0.0)
+    bad = {}
+    for name, a, b in zip(names, ours, want):
+        if not b.is_floating_point():
+            if not np.array_equal(a, b.numpy()):
+                bad[name] = (float("inf"), 0.0)
+            continue
+        tolerance = TOLERANCE.get(str(b.dtype).replace("torch.", ""), 1e-2)
+        b = b.detach().double().numpy()
+        scale = max(float(np.abs(b).max(initial=0.0)), floor) or 1.0
+        error = float(np.abs(np.asarray(a, np.float64) - b).max(initial=0.0)) / scale
+        if not error <= tolerance:  # (NaN fails)
+            bad[name] = (error, tolerance)
+    return bad
+
+
+def _perturbed(args, seed: int = 0) -> list:
+    """Floating tensors times (1 + u / 256), u uniform in [-1, 1): signs and zeros kept, every kink moved."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    return [a * (1 + (torch.rand(a.shape, generator=gen, dtype=torch.float64) * 2 - 1).to(a.dtype) / 256)
+            if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+
+
+def _verify(model: onnx.ModelProto, fn, args) -> None:
+    """One onnxruntime run of model (native kernels when the library is there, else the functions) against fn run
+    by torch on the example args, every output within TOLERANCE; VerificationError otherwise.
+
+    A kink (a ReLU or max input that float32 rounding puts on the other side in one of the two) changes some
+    gradients by a finite amount without any fault. So a disagreement is checked again at a perturbed point
+    (every floating input times 1 + u/256): a kink is an accident of one point and moves away, a wrong translation
+    (a wrong scale, an ignored argument) disagrees there too, and only that raises. A model with random ops
+    (dropout with p > 0) cannot reproduce torch's draws and is not verified.
+    """
+    import torch
+
+    from resample_grad import runtime
+
+    if any(node.op_type in RANDOM_OPS for node in model.graph.node):
+        return
+    onnxruntime = runtime.require_onnxruntime()
+    try:
+        session = runtime.session(model)
+    except Exception:  # no native library (a source tree without the build): the functions attached to the model
+        session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    inputs = [i.name for i in session.get_inputs()]
+
+    def compare(point):
+        results = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in point])
+        want = [t.detach() for t in torch.utils._pytree.tree_leaves(results) if isinstance(t, torch.Tensor)]
+        feeds = {name: _numpy(a) for name, a in zip(inputs, [a for a in point if isinstance(a, torch.Tensor)])}
+        ours = runtime.run(session, feeds)
+        if len(ours) != len(want):
+            raise VerificationError(f"export: the model has {len(ours)} outputs, torch's function {len(want)}")
+        return _errors(ours, want, names)
+
+    bad = compare(args)
+    if not bad:
+        return
+    again = compare(_perturbed(args))
+    if again:
+        name = next(iter(again))
+        error, tolerance = bad.get(name, again[name])
+        raise VerificationError(
+            f"export: output {name!r} disagrees with torch on the example inputs: max |onnxruntime - torch| / scale "
+            f"= {error:.3g} > {tolerance:g}, and again at a perturbed point (not a kink): a wrong translation"
+            + (f"; also {sorted(set(again) - {name})}" if len(again) > 1 else "")
+            + ". export(..., verify=False) skips this check")
+
+
+def _optimize(model) -> None:
+    """onnxscript's optimize_ir (what torch.onnx.export runs) without its pattern rewriter, in place on an ir.Model:
+    inlining, constant folding, removal of unused nodes, lifting and deduplication of constants, common
+    subexpressions. The rewriter's rules fuse inference patterns (Pad into Conv, batch norm into Conv, Min/Max into
+    Clip, ...) that a training graph hardly has, and its matching took most of the export time of large steps
+    (two thirds of a 5-level U-Net's); onnxruntime fuses what it can itself."""
+    import onnx_ir as ir
+    import onnx_ir.passes.common as common
+    from onnxscript.optimizer import _constant_folding as folding
+
+    fold = folding.FoldConstantsPass(shape_inference=True,
+                                     input_size_limit=folding.DEFAULT_CONSTANT_FOLD_INPUT_SIZE_LIMIT,
+                                     output_size_limit=folding.DEFAULT_CONSTANT_FOLD_OUTPUT_SIZE_LIMIT)
+    ir.passes.Sequential(
+        common.InlinePass(),
+        ir.passes.PassManager([fold, common.RemoveUnusedNodesPass(), common.RemoveUnusedFunctionsPass(),
+                               common.RemoveUnusedOpsetsPass()], steps=2, early_stop=True),
+        common.RemoveUnusedNodesPass(),
+        common.LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0),
+        common.LiftSubgraphInitializersToMainGraphPass(),
+        common.DeduplicateInitializersPass(),
+        common.CommonSubexpressionEliminationPass(),
+        common.OutputFixPass(),
+        common.NameFixPass(),
+    )(model)
+
+
+class _Progress:
+    """`export: <phase>` lines with the time each phase took, on stderr when it is a terminal."""
+
+    def __init__(self):
+        import sys
+        import time
+
+        self.clock, self.stream = time.perf_counter, sys.stderr
+        self.on = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self.phase, self.start = None, self.clock()
+
+    def __call__(self, phase=None):
+        now = self.clock()
+        if self.on and self.phase:
+            print(f"export: {self.phase} ({now - self.start:.1f} s)", file=self.stream, flush=True)
+        if self.on and phase:
+            print(f"export: {phase} ...", file=self.stream, flush=True)
+        self.phase, self.start = phase, now
+
+
+def export(fn_or_module, args, path=None, *, verify: bool = True, **kwargs) -> onnx.ModelProto:
     """torch.onnx.export of trace(fn, args) with torch_translation_table(), then attach(): the model runs in
     onnxruntime with or without the native library. Saved to path when given.
 
     A module is traced like a function, on a copy (its buffers stay as they are). The ONNX opset is 18 (the one
     Ascend ATC reads, and the project's functions'), unless kwargs give opset_version; other kwargs (input_names,
-    output_names, ...) go to torch.onnx.export.
+    output_names, ...) go to torch.onnx.export. verify (default True): verify() the model against fn on args
+    before it is returned or saved.
     """
     import copy
 
     import torch
 
-    fn = copy.deepcopy(fn_or_module) if isinstance(fn_or_module, torch.nn.Module) else fn_or_module
+    module = isinstance(fn_or_module, torch.nn.Module)
+    fn = copy.deepcopy(fn_or_module) if module else fn_or_module
+    reference = copy.deepcopy(fn_or_module) if module and verify else fn  # (tracing runs fn: train-mode updates)
+    progress = _Progress()
+    progress("tracing")
     graph = trace(fn, list(args)).eval()  # (explicit aten ops: nothing in it depends on the mode; silences a warning)
+    progress("torch.onnx.export")
     kwargs.setdefault("opset_version", 18)
     kwargs.setdefault("verbose", False)
+    optimize = kwargs.pop("optimize", True)
     program = torch.onnx.export(graph, tuple(args), dynamo=True, custom_translation_table=torch_translation_table(),
-                                **kwargs)
+                                optimize=False, **kwargs)
+    if optimize:
+        progress("optimizing")
+        _optimize(program.model)
+    progress("attaching the functions")
     model = program.model_proto  # a property that serializes anew on each access: one copy
     del model.graph.value_info[:]  # the exporter's shape hints can be wrong after its optimizer; attach() infers anew
     _unname_unused_outputs(model)
     model = opset.attach(model)
+    if verify:
+        progress("verifying against torch")
+        _verify(model, reference, list(args))
+    progress()
     if path is not None:
         onnx.save(model, str(path))
     return model
@@ -367,6 +671,7 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
     Graph outputs: loss, grad_<parameter> for each trainable parameter, grad_input_<k> for each input when
     input_gradients, and <buffer>_updated for each buffer the step changes (BatchNorm's running statistics).
     Frozen parameters (requires_grad False) stay constants of the graph. inputs and targets: a tensor or a tuple.
+    verify (a keyword argument, default True): the step is checked against torch autograd's (see export()).
     """
     import torch
     from torch.func import functional_call, grad_and_value
@@ -403,7 +708,7 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
     # one eager step on copies: checks loss_fn, and finds the buffers the step updates in place (by value: batch
     # norm's kernel writes its running statistics without bumping their version counters)
     copies = [b.clone() for b in buffers.values()]
-    step(*inputs, *targets, *params.values(), *copies)
+    _under(_refusing, step)(*inputs, *targets, *params.values(), *copies)
     updated = [n for n, before, after in zip(bnames, buffers.values(), copies) if not torch.equal(before, after)]
 
     names = dict(input_names=[*(f"input_{k}" for k in range(len(inputs))), *(f"target_{k}" for k in range(len(targets))),
