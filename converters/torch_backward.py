@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 import numpy as np
 import onnx_ir as ir
@@ -58,7 +59,8 @@ def _flat_index(shape, positions: np.ndarray) -> np.ndarray:
 
 def _sparse_map(t, shape_in, shape_out, source, target, weights=None):
     """out[n, c, target[j]] += weights[j] * t[n, c, source[j]]: a fixed sparse linear map between the spatial
-    shapes (flat indices), as Gather, Mul and ScatterElements(add). Weights are kept in float64 and cast to t's dtype."""
+    shapes (flat indices), as Gather, Mul and ScatterElements(add). Weights are kept in float64 and cast to t's
+    dtype."""
     n, c = shape_in[:2]
     count = len(source)
     values = op.Gather(op.Reshape(t, _const([n, c, math.prod(shape_in[2:])])), _array(source, np.int64), axis=2)
@@ -90,7 +92,7 @@ def _conv_weight_grad_taps(signal, grad, signal_shape, grad_shape, kernel, strid
     positions = n * math.prod(out)
     if any(padding):
         signal = op.Pad(signal, _const([0, 0, *padding, 0, 0, *padding]))
-    padded = [s + 2 * p for s, p in zip(signal_shape[2:], padding)]
+    padded = [s + 2 * p for s, p in zip(signal_shape[2:], padding, strict=False)]
     spatial = list(range(3, 3 + rank))
     signal = op.Transpose(op.Reshape(signal, _const([n, g, csg, *padded])), perm=[1, 2, 0, *spatial])  # [g, c, N, *P]
     grad = op.Reshape(op.Transpose(op.Reshape(grad, _const([n, g, cgg, *out])), perm=[1, 2, 0, *spatial]),
@@ -98,8 +100,9 @@ def _conv_weight_grad_taps(signal, grad, signal_shape, grad_shape, kernel, strid
     axes, steps, flat = _const(spatial), _const(stride), _const([g, csg, positions])
     taps = []
     for tap in itertools.product(*map(range, kernel)):
-        begin = [k * d for k, d in zip(tap, dilation)]
-        window = op.Slice(signal, _const(begin), _const([b + (o - 1) * s + 1 for b, o, s in zip(begin, out, stride)]),
+        begin = [k * d for k, d in zip(tap, dilation, strict=False)]
+        ends = [b + (o - 1) * s + 1 for b, o, s in zip(begin, out, stride, strict=True)]
+        window = op.Slice(signal, _const(begin), _const(ends),
                           axes, steps)
         taps.append(op.MatMul(grad, op.Transpose(op.Reshape(window, flat), perm=[0, 2, 1])))  # [g, cgg, csg]
     gw = op.Reshape(op.Concat(*taps, axis=2), _const([g, cgg, len(taps), csg]))
@@ -132,7 +135,8 @@ def _conv_backward_conv(grad_output, input, weight, shapes, stride, padding, dil
     if mask[0] and not transposed:
         # ConvTranspose's output length (O-1)s - 2p + d(K-1) + 1 + output_padding must be the input's: output_padding
         # recovers what the forward's floor division dropped, always in [0, s)
-        extra = [x_shape[2 + i] - ((go_shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1)
+        extra = [x_shape[2 + i]
+                 - ((go_shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1)
                  for i in range(rank)]
         grads[0] = op.ConvTranspose(grad_output, weight, strides=stride, pads=padding * 2, dilations=dilation,
                                     group=groups, output_padding=extra)
@@ -149,7 +153,7 @@ def _conv_backward_conv(grad_output, input, weight, shapes, stride, padding, dil
 
 def _im2col_index(signal_shape, kernel, stride, padding, dilation, out_shape):
     """[K, O] flat indices into the zero-padded signal read by output position o through tap k, and its padded shape."""
-    padded = [s + 2 * p for s, p in zip(signal_shape, padding)]
+    padded = [s + 2 * p for s, p in zip(signal_shape, padding, strict=False)]
     outs = np.array(list(itertools.product(*map(range, out_shape))), np.int64).reshape(-1, len(out_shape))
     taps = np.array(list(itertools.product(*map(range, kernel))), np.int64).reshape(-1, len(kernel))
     positions = outs[None] * np.array(stride) + taps[:, None] * np.array(dilation)  # [K, O, rank]
@@ -170,7 +174,7 @@ def _col2im(columns, shape, index, padded, padding):
     where = op.Expand(_array(index.reshape(1, 1, -1), np.int64), _const([n, c, index.size]))
     out = op.ScatterElements(_zeros(columns, [n, c, math.prod(padded)]), where, values, axis=2, reduction="add")
     out = op.Reshape(out, _const([n, c, *padded]))
-    return op.Slice(out, _const(padding), _const([p + s for p, s in zip(padding, shape[2:])]),
+    return op.Slice(out, _const(padding), _const([p + s for p, s in zip(padding, shape[2:], strict=False)]),
                     _const(range(2, 2 + len(padding))))
 
 
@@ -201,7 +205,7 @@ def _conv_backward_im2col(grad_output, input, weight, shapes, stride, padding, d
     return grads
 
 
-def aten_convolution_backward(grad_output, input, weight, bias_sizes: Optional[Sequence[int]], stride: Sequence[int],
+def aten_convolution_backward(grad_output, input, weight, bias_sizes: Sequence[int] | None, stride: Sequence[int],
                               padding: Sequence[int], dilation: Sequence[int], transposed: bool,
                               output_padding: Sequence[int], groups: int, output_mask: Sequence[bool]):
     """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride,
@@ -234,10 +238,10 @@ def _avg_pool_map(in_shape, out_shape, kernel, stride, padding, count_include_pa
     for o in itertools.product(*map(range, out_shape)):
         start = [o[d] * stride[d] - padding[d] for d in range(len(o))]
         end = [min(start[d] + kernel[d], in_shape[d] + padding[d]) for d in range(len(o))]
-        lo, hi = [max(s, 0) for s in start], [min(e, i) for e, i in zip(end, in_shape)]
+        lo, hi = [max(s, 0) for s in start], [min(e, i) for e, i in zip(end, in_shape, strict=False)]
         divisor = divisor_override or math.prod(
-            (e - s) for s, e in (zip(start, end) if count_include_pad else zip(lo, hi)))
-        for i in itertools.product(*itertools.starmap(range, zip(lo, hi))):
+            (e - s) for s, e in (zip(start, end, strict=False) if count_include_pad else zip(lo, hi, strict=False)))
+        for i in itertools.product(*itertools.starmap(range, zip(lo, hi, strict=False))):
             source.append(i), target.append(o), weights.append(1.0 / divisor)
     return _flat_pairs(in_shape, out_shape, source, target), weights
 
@@ -248,8 +252,9 @@ def _adaptive_map(in_shape, out_shape):
     for o in itertools.product(*map(range, out_shape)):
         lo = [o[d] * in_shape[d] // out_shape[d] for d in range(len(o))]
         hi = [-(-(o[d] + 1) * in_shape[d] // out_shape[d]) for d in range(len(o))]
-        for i in itertools.product(*itertools.starmap(range, zip(lo, hi))):
-            source.append(i), target.append(o), weights.append(1.0 / math.prod(h - l for l, h in zip(lo, hi)))
+        for i in itertools.product(*itertools.starmap(range, zip(lo, hi, strict=False))):
+            window = math.prod(high - low for low, high in zip(lo, hi, strict=True))
+            source.append(i), target.append(o), weights.append(1.0 / window)
     return _flat_pairs(in_shape, out_shape, source, target), weights
 
 
@@ -261,7 +266,7 @@ def _flat_pairs(in_shape, out_shape, source, target):
 
 def aten_avg_pool_backward(grad_output, self, kernel_size: Sequence[int], stride: Sequence[int],
                            padding: Sequence[int], ceil_mode: bool, count_include_pad: bool,
-                           divisor_override: Optional[int] = None):
+                           divisor_override: int | None = None):
     """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding,
     bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
     avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding,
@@ -277,7 +282,7 @@ def aten_avg_pool_backward(grad_output, self, kernel_size: Sequence[int], stride
 
 
 def aten_avg_pool(self, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
-                  ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Optional[int] = None):
+                  ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None):
     """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False,
     bool count_include_pad=True, int? divisor_override=None) -> Tensor
     avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False,
@@ -295,7 +300,7 @@ def aten_avg_pool(self, kernel_size: Sequence[int], stride: Sequence[int] = (), 
         return pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad)
     kernel, stride, padding = _pool_args(kernel_size, stride, padding, rank)
     out_shape = []
-    for size, k, s, p in zip(x_shape[2:], kernel, stride, padding):
+    for size, k, s, p in zip(x_shape[2:], kernel, stride, padding, strict=False):
         length = (size + 2 * p - k + (s - 1 if ceil_mode else 0)) // s + 1
         out_shape.append(length - 1 if ceil_mode and (length - 1) * s >= size + p else length)  # pooling_output_shape
     (source, target), weights = _avg_pool_map(x_shape[2:], out_shape, kernel, stride, padding,
@@ -346,7 +351,8 @@ def aten_replication_pad_backward(grad_output, self, padding: Sequence[int]):
     begin = np.array([int(padding[2 * (rank - 1 - d)]) for d in range(rank)])
     outs = np.array(list(itertools.product(*map(range, go_shape[2:]))), np.int64).reshape(-1, rank)
     ins = np.clip(outs - begin, 0, np.array(x_shape[2:]) - 1)
-    return _sparse_map(grad_output, go_shape, x_shape[2:], _flat_index(go_shape[2:], outs), _flat_index(x_shape[2:], ins))
+    return _sparse_map(grad_output, go_shape, x_shape[2:], _flat_index(go_shape[2:], outs),
+                       _flat_index(x_shape[2:], ins))
 
 
 # --------------------------------------------------------------------------- 5-D grid sampling, copy
@@ -383,7 +389,8 @@ def _grid_axis(coord, size: int, align_corners: bool, padding_mode: int, nearest
 
 
 def aten_grid_sampler_3d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
-    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners)
+    -> Tensor
 
     torchlib targets opset 18, whose GridSample is 4-D only (and onnx cannot convert opset 20's 5-D GridSample
     down for ATC): per-axis taps, the 8 (trilinear) or 1 (nearest) voxels by GatherElements, in the input's dtype.
@@ -401,9 +408,10 @@ def aten_grid_sampler_3d(input, grid, interpolation_mode: int, padding_mode: int
     axes = (_const([-2, -3]), _const([-1, -3]), _const([-1, -2]))  # x, y, z into their place
     zero = op.CastLike(op.Constant(value_float=0.0), grid)
     index, weight, inside = None, None, None
-    for (tap, w), axis, size, stride in zip(taps, axes, sizes[::-1], (1, sizes[2], sizes[1] * sizes[2])):
+    for (tap, w), axis, size, stride in zip(taps, axes, sizes[::-1], (1, sizes[2], sizes[1] * sizes[2]), strict=False):
         tap, w = op.Unsqueeze(tap, axis), op.Unsqueeze(w, axis)
-        ok = op.And(op.GreaterOrEqual(tap, zero), op.LessOrEqual(tap, op.CastLike(op.Constant(value_float=size - 1.0), tap)))
+        last = op.CastLike(op.Constant(value_float=size - 1.0), tap)
+        ok = op.And(op.GreaterOrEqual(tap, zero), op.LessOrEqual(tap, last))
         term = op.Mul(op.Cast(op.Where(ok, tap, zero), to=ir.DataType.INT64), op.Constant(value_int=stride))
         index = term if index is None else op.Add(index, term)  # int64: exact for any volume
         weight = w if weight is None else op.Mul(weight, w)

@@ -13,7 +13,7 @@ exactly, instead of the fused CPU kernels' forward and backward ops, which it ca
 from __future__ import annotations
 
 import functools
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
@@ -29,7 +29,7 @@ from . import torch_backward
 RG = Opset(opset.DOMAIN, opset.VERSION)
 
 
-def torch_scale(value: Optional[float], input_size: int, output_size: int) -> float:
+def torch_scale(value: float | None, input_size: int, output_size: int) -> float:
     """A torch scale argument (a double, or None) as the ops' float32 attribute, for one axis.
 
     aten's float kernels use only float32(1.0 / scale). When that equals the size ratio in / out in
@@ -95,7 +95,7 @@ def aten_grid_sampler_3d_backward(grad_output, input, grid, interpolation_mode: 
 # --------------------------------------------------------------------------- nearest
 
 def aten_upsample_nearest1d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                     scales: Optional[float] = None):
+                                     scales: float | None = None):
     """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size,
     float? scales=None) -> Tensor  (UpsampleNearest2dGrad's 1-D form: the axis is W)"""
     return RG.UpsampleNearest2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
@@ -103,7 +103,7 @@ def aten_upsample_nearest1d_backward(grad_output, output_size: Sequence[int], in
 
 
 def aten_upsample_nearest2d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                     scales_h: Optional[float] = None, scales_w: Optional[float] = None):
+                                     scales_h: float | None = None, scales_w: float | None = None):
     """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     float? scales_h=None, float? scales_w=None) -> Tensor"""
     return RG.UpsampleNearest2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
@@ -118,8 +118,8 @@ def _volume_scales(scales_d, scales_h, scales_w, input_size, output_size) -> dic
 
 
 def aten_upsample_nearest3d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                     scales_d: Optional[float] = None, scales_h: Optional[float] = None,
-                                     scales_w: Optional[float] = None):
+                                     scales_d: float | None = None, scales_h: float | None = None,
+                                     scales_w: float | None = None):
     """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size,
     float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     scales = _volume_scales(scales_d, scales_h, scales_w, input_size, output_size)
@@ -128,7 +128,7 @@ def aten_upsample_nearest3d_backward(grad_output, output_size: Sequence[int], in
 
 
 def aten_upsample_nearest_exact1d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                           scales: Optional[float] = None):
+                                           scales: float | None = None):
     """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size,
     float? scales=None) -> Tensor"""
     return RG.UpsampleNearestExact1dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
@@ -136,7 +136,7 @@ def aten_upsample_nearest_exact1d_backward(grad_output, output_size: Sequence[in
 
 
 def aten_upsample_nearest_exact2d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                           scales_h: Optional[float] = None, scales_w: Optional[float] = None):
+                                           scales_h: float | None = None, scales_w: float | None = None):
     """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     float? scales_h=None, float? scales_w=None) -> Tensor"""
     return RG.UpsampleNearestExact2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
@@ -145,8 +145,8 @@ def aten_upsample_nearest_exact2d_backward(grad_output, output_size: Sequence[in
 
 
 def aten_upsample_nearest_exact3d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                           scales_d: Optional[float] = None, scales_h: Optional[float] = None,
-                                           scales_w: Optional[float] = None):
+                                           scales_d: float | None = None, scales_h: float | None = None,
+                                           scales_w: float | None = None):
     """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size,
     float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     scales = _volume_scales(scales_d, scales_h, scales_w, input_size, output_size)
@@ -157,7 +157,7 @@ def aten_upsample_nearest_exact3d_backward(grad_output, output_size: Sequence[in
 # --------------------------------------------------------------------------- linear, cubic, antialias
 
 def aten_upsample_linear1d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                    align_corners: bool, scales: Optional[float] = None):
+                                    align_corners: bool, scales: float | None = None):
     """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size,
     bool align_corners, float? scales=None) -> Tensor  (UpsampleBilinear2dGrad's 1-D form)"""
     return RG.UpsampleBilinear2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
@@ -166,8 +166,8 @@ def aten_upsample_linear1d_backward(grad_output, output_size: Sequence[int], inp
 
 
 def aten_upsample_bilinear2d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                      align_corners: bool, scales_h: Optional[float] = None,
-                                      scales_w: Optional[float] = None):
+                                      align_corners: bool, scales_h: float | None = None,
+                                      scales_w: float | None = None):
     """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
@@ -181,43 +181,47 @@ def aten_upsample_bilinear2d_backward(grad_output, output_size: Sequence[int], i
 
 
 def aten_upsample_trilinear3d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                       align_corners: bool, scales_d: Optional[float] = None,
-                                       scales_h: Optional[float] = None, scales_w: Optional[float] = None):
+                                       align_corners: bool, scales_d: float | None = None,
+                                       scales_h: float | None = None, scales_w: float | None = None):
     """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size,
     bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     return RG.UpsampleTrilinear3dBackward(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
                                           align_corners=int(bool(align_corners)),
                                           **dict(zip(("scale_d", "scale_h", "scale_w"),
-                                                     _scales([scales_d, scales_h, scales_w], input_size, output_size))))
+                                                     _scales([scales_d, scales_h, scales_w], input_size, output_size),
+                                                     strict=True)))
 
 
 def aten_upsample_bicubic2d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                     align_corners: bool, scales_h: Optional[float] = None,
-                                     scales_w: Optional[float] = None):
+                                     align_corners: bool, scales_h: float | None = None,
+                                     scales_w: float | None = None):
     """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     return RG.UpsampleBicubic2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                    align_corners=int(bool(align_corners)), scales_h=_axis_scale(scales_h, input_size, output_size, -2),
+                                    align_corners=int(bool(align_corners)),
+                                    scales_h=_axis_scale(scales_h, input_size, output_size, -2),
                                     scales_w=_axis_scale(scales_w, input_size, output_size, -1))
 
 
 def aten_upsample_bilinear2d_aa_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                         align_corners: bool, scales_h: Optional[float] = None,
-                                         scales_w: Optional[float] = None):
+                                         align_corners: bool, scales_h: float | None = None,
+                                         scales_w: float | None = None):
     """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     return RG.UpsampleBilinear2dAABackward(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                           align_corners=int(bool(align_corners)), scales_h=_axis_scale(scales_h, input_size, output_size, -2),
+                                           align_corners=int(bool(align_corners)),
+                                           scales_h=_axis_scale(scales_h, input_size, output_size, -2),
                                            scales_w=_axis_scale(scales_w, input_size, output_size, -1))
 
 
 def aten_upsample_bicubic2d_aa_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
-                                        align_corners: bool, scales_h: Optional[float] = None,
-                                        scales_w: Optional[float] = None):
+                                        align_corners: bool, scales_h: float | None = None,
+                                        scales_w: float | None = None):
     """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     return RG.UpsampleBicubic2dAAGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                      align_corners=int(bool(align_corners)), scales_h=_axis_scale(scales_h, input_size, output_size, -2),
+                                      align_corners=int(bool(align_corners)),
+                                      scales_h=_axis_scale(scales_h, input_size, output_size, -2),
                                       scales_w=_axis_scale(scales_w, input_size, output_size, -1))
 
 
@@ -442,7 +446,6 @@ def trace(fn, args):
     """
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
-
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     def fresh():
@@ -491,7 +494,7 @@ def _errors(ours: list, want: list, names: list) -> dict:
     magnitudes = [float(w.abs().max()) if w.numel() else 0.0 for w in want if w.is_floating_point()]
     floor = 1e-3 * max(magnitudes, default=0.0)
     bad = {}
-    for name, a, b in zip(names, ours, want):
+    for name, a, b in zip(names, ours, want, strict=False):
         if not b.is_floating_point():
             if not np.array_equal(a, b.numpy()):
                 bad[name] = (float("inf"), 0.0)
@@ -541,7 +544,8 @@ def _verify(model: onnx.ModelProto, fn, args) -> None:
     def compare(point):
         results = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in point])
         want = [t.detach() for t in torch.utils._pytree.tree_leaves(results) if isinstance(t, torch.Tensor)]
-        feeds = {name: _numpy(a) for name, a in zip(inputs, [a for a in point if isinstance(a, torch.Tensor)])}
+        tensors = [a for a in point if isinstance(a, torch.Tensor)]
+        feeds = {name: _numpy(a) for name, a in zip(inputs, tensors, strict=False)}
         ours = runtime.run(session, feeds)
         if len(ours) != len(want):
             raise VerificationError(f"export: the model has {len(ours)} outputs, torch's function {len(want)}")
@@ -700,7 +704,7 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
     def step(*flat, updated=None):
         xs, rest = flat[:len(inputs)], flat[len(inputs):]
         ts, rest = rest[:len(targets)], rest[len(targets):]
-        p, b = dict(zip(pnames, rest[:len(pnames)])), dict(zip(bnames, rest[len(pnames):]))
+        p, b = dict(zip(pnames, rest[:len(pnames)], strict=False)), dict(zip(bnames, rest[len(pnames):], strict=False))
         grads, loss = grad_and_value(loss_of, argnums=(0, 1) if input_gradients else 0)(p, xs, b, ts)
         grads, grad_xs = grads if input_gradients else (grads, ())
         return (loss, *(grads[n] for n in pnames), *grad_xs, *(b[n] for n in (updated or ())))
@@ -709,10 +713,11 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
     # norm's kernel writes its running statistics without bumping their version counters)
     copies = [b.clone() for b in buffers.values()]
     _under(_refusing, step)(*inputs, *targets, *params.values(), *copies)
-    updated = [n for n, before, after in zip(bnames, buffers.values(), copies) if not torch.equal(before, after)]
+    updated = [n for n, before, after in zip(bnames, buffers.values(), copies, strict=True)
+               if not torch.equal(before, after)]
 
-    names = dict(input_names=[*(f"input_{k}" for k in range(len(inputs))), *(f"target_{k}" for k in range(len(targets))),
-                              *pnames, *bnames],
+    names = dict(input_names=[*(f"input_{k}" for k in range(len(inputs))),
+                              *(f"target_{k}" for k in range(len(targets))), *pnames, *bnames],
                  output_names=["loss", *(f"grad_{n}" for n in pnames),
                                *(f"grad_input_{k}" for k in range(len(inputs) if input_gradients else 0)),
                                *(f"{n}_updated" for n in updated)])

@@ -30,7 +30,7 @@ def _expected(feeds):
 
 
 def _check(got, want):
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=False):
         assert disagreement(a, b) <= 1e-5  # max |diff| / max(|reference|, 1)
 
 

@@ -39,7 +39,7 @@ def export_rows(rows, dtype, seed):
     want = [t.detach().numpy() for t in all_rows(*args)]
     model = converters.export(all_rows, args)
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    got = session.run(None, {i.name: a.numpy() for i, a in zip(model.graph.input, args)})
+    got = session.run(None, {i.name: a.numpy() for i, a in zip(model.graph.input, args, strict=False)})
     results, k = {}, 0
     for name, function, start, count in layout:
         n = len(function(*args[start:start + count]))
@@ -49,7 +49,7 @@ def export_rows(rows, dtype, seed):
 
 
 def check(ours, want, dtype):
-    for k, (a, b) in enumerate(zip(ours, want)):
+    for k, (a, b) in enumerate(zip(ours, want, strict=False)):
         assert a.shape == b.shape, f"output {k}: shape {a.shape}, torch {b.shape}"
         error = float(np.abs(a.astype(np.float64) - b).max(initial=0.0)) / max(float(np.abs(b).max(initial=0.0)), 1.0)
         assert error <= TOLERANCE[dtype], f"output {k}: relative error {error:.3g} > {TOLERANCE[dtype]}"
@@ -57,7 +57,8 @@ def check(ours, want, dtype):
 
 def params(rows_by_rank, group):
     return [pytest.param(rank, name, dtype, marks=pytest.mark.xdist_group(f"{group}-{rank}-{dtype}"),
-                         id=f"{rank}-{name}-{dtype}") for rank, rows in rows_by_rank.items() for name in rows for dtype in DTYPES]
+                         id=f"{rank}-{name}-{dtype}")
+            for rank, rows in rows_by_rank.items() for name in rows for dtype in DTYPES]
 
 
 # --------------------------------------------------------------------------- convolution_backward
@@ -82,7 +83,7 @@ def conv_row(rank, stride, padding, dilation, groups, transposed, mask):
     def backward(grad_output, x, w):
         grads = aten.convolution_backward(grad_output, x, w, [cout], [stride] * rank, [padding] * rank,
                                           [dilation] * rank, transposed, out_pad, g, list(mask))
-        return [t for t, wanted in zip(grads, mask) if wanted]
+        return [t for t, wanted in zip(grads, mask, strict=False) if wanted]
     return backward, [out, (2, cin, *spatial), weight]
 
 
@@ -102,7 +103,7 @@ for _rank in (1, 2, 3):
     CONV_ROWS[f"conv{_rank}d"] = {name: (_rank, *row) for name, row in rows.items()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def conv_export(rank, dtype):
     return export_rows({name: conv_row(*row) for name, row in CONV_ROWS[rank].items()}, dtype, seed=int(rank[4]))
 
@@ -146,7 +147,7 @@ def _pool_rows(rank):
 
     grad_shape = (2, 3, *[s + 2 for s in shape[2:]])  # cut to each output's shape
     rows = {}
-    for (k, s, p, d), ceil, include_pad, divisor in itertools.product(windows, (False, True), (True, False),
+    for (k, s, p, _d), ceil, include_pad, divisor in itertools.product(windows, (False, True), (True, False),
                                                                       (None, 3) if rank > 1 else (None,)):
         extra = {"divisor_override": divisor} if divisor else {}
         forward = functools.partial(avg, kernel_size=k, stride=s, padding=p, ceil_mode=ceil,
@@ -167,7 +168,7 @@ def _pool_rows(rank):
 POOL_ROWS = {f"pool{rank}d": _pool_rows(rank) for rank in (1, 2, 3)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pool_export(rank, dtype):
     return export_rows(POOL_ROWS[rank], dtype, seed=10 + int(rank[4]))
 
@@ -181,11 +182,11 @@ def test_pooling_backward_matches_torch(rank, name, dtype):
 # --------------------------------------------------------------------------- grid_sampler_3d's forward
 
 GRID3D_ROWS = {f"{mode}-{padding}-ac{int(corners)}": (mode, padding, corners)
-               for mode, padding, corners in itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection"),
-                                                               (False, True))}
+               for mode, padding, corners in itertools.product(("bilinear", "nearest"),
+                                                               ("zeros", "border", "reflection"), (False, True))}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def grid3d_export(dtype):
     def row(mode, padding, corners):
         def sample(x, grid):
@@ -220,7 +221,8 @@ def _view_updates(x, w):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_views_updated_in_place_export(dtype):
-    results, model = export_rows({"views": (lambda x, w: [_view_updates(x, w)], [(2, 4, 4), (2, 4, 4)])}, dtype, seed=30)
+    rows = {"views": (lambda x, w: [_view_updates(x, w)], [(2, 4, 4), (2, 4, 4)])}
+    results, model = export_rows(rows, dtype, seed=30)
     assert not {n.domain for n in model.graph.node} - {"", "ai.onnx"}
     check(*results["views"], dtype)
 

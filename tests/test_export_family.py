@@ -56,8 +56,8 @@ def _row_kwargs(mode, rank, align_corners, sizing, antialias):
 
 INTERPOLATE_ROWS = {}
 for mode, (ranks, corners, antialias) in MODES.items():
-    for rank, ac, sizing, aa in itertools.product(ranks, (False, True) if corners else (None,), ("size", "scale_factor"),
-                                                  (False, True) if antialias else (False,)):
+    for rank, ac, sizing, aa in itertools.product(ranks, (False, True) if corners else (None,),
+                                                  ("size", "scale_factor"), (False, True) if antialias else (False,)):
         name = f"{mode}-{rank}d-{sizing}" + ("" if ac is None else f"-ac{int(ac)}") + ("-antialias" if aa else "")
         INTERPOLATE_ROWS[name] = (mode, rank, _row_kwargs(mode, rank, ac, sizing, aa))
 
@@ -105,14 +105,14 @@ def _combined(calls, dtype):
         warnings.simplefilter("ignore")
         model = converters.export(step, tuple(arguments))
     feeds = {i.name: a.detach().to(torch.float32 if dtype == "bfloat16" else DTYPES[dtype]).numpy()
-             for i, a in zip(model.graph.input, arguments)}
+             for i, a in zip(model.graph.input, arguments, strict=False)}
     if dtype == "bfloat16":
         import ml_dtypes
         feeds = {k: v.astype(ml_dtypes.bfloat16) for k, v in feeds.items()}
     return model, feeds, want
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def interpolate_export(dtype):
     names = [n for n in INTERPOLATE_ROWS if not _skip_reason(n, dtype)]
     calls = []
@@ -124,7 +124,7 @@ def interpolate_export(dtype):
     return names, model, feeds, want
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def grid_export(dtype):
     names = list(GRID_ROWS)
     calls = []
@@ -139,7 +139,7 @@ def grid_export(dtype):
     return names, model, feeds, want
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run(export, dtype, path):
     names, model, feeds, want = export(dtype)
     session = (runtime.session(model) if path == "kernel"
@@ -158,7 +158,8 @@ def _check(ours, want, dtype):
 def _grouped(rows, dtypes, group):
     """(row, dtype, path) parameters; the tests of one export run on one xdist worker (--dist loadgroup), which
     exports it once."""
-    return [pytest.param(name, dtype, path, marks=pytest.mark.xdist_group(f"{group}-{dtype}"), id=f"{name}-{dtype}-{path}")
+    return [pytest.param(name, dtype, path, marks=pytest.mark.xdist_group(f"{group}-{dtype}"),
+                         id=f"{name}-{dtype}-{path}")
             for name in rows for dtype in dtypes for path in ("kernel", "function")]
 
 
@@ -198,7 +199,7 @@ def test_every_interpolate_row_exports_its_family_op():
 
 # --------------------------------------------------------------------------- torch's OpInfo samples
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _op_db():
     try:
         import expecttest  # noqa: F401
@@ -216,7 +217,7 @@ OPINFO_ENTRIES = [("nn.functional.interpolate", v) for v in
                  [("nn.functional.grid_sample", "")]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def opinfo_export(entry):
     op = _op_db()[entry]
     torch.manual_seed(0)
@@ -242,5 +243,5 @@ def test_torch_opinfo_samples(entry, path):
     assert count >= 18  # torch 2.13 ships 18 to 30 samples per entry
     session = (runtime.session(model) if path == "kernel"
                else onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]))
-    for ours, expected in zip(runtime.run(session, feeds), want):
+    for ours, expected in zip(runtime.run(session, feeds), want, strict=False):
         _check(ours, expected, "float32")

@@ -17,9 +17,9 @@ import functools
 import numpy as np
 import onnxruntime
 import pytest
+from test_training_step import assert_matches
 
 from resample_grad import converters, runtime
-from test_training_step import assert_matches
 
 torch = pytest.importorskip("torch")
 nn, F = torch.nn, torch.nn.functional
@@ -73,7 +73,7 @@ class Pair(nn.Module):
         self.heads = nn.ModuleList([Head(out, post) for _ in range(1 + extra)])
 
     def forward(self, *xs):
-        return tuple(head(x) for head, x in zip(self.heads, xs))
+        return tuple(head(x) for head, x in zip(self.heads, xs, strict=False))
 
 
 def _weighted(loss):
@@ -414,14 +414,14 @@ class Bundle(nn.Module):
 
     def forward(self, *inputs):
         outputs, k = [], 0
-        for module, (count, _) in zip(self.rows.values(), self.counts):
+        for module, (count, _) in zip(self.rows.values(), self.counts, strict=False):
             outputs.append(module(*inputs[k:k + count]))
             k += count
         return tuple(outputs)
 
     def loss(self, outputs, *targets):
         total, k = 0.0, 0
-        for loss_fn, output, (_, count) in zip(self.losses, outputs, self.counts):
+        for loss_fn, output, (_, count) in zip(self.losses, outputs, self.counts, strict=False):
             total = total + loss_fn(output, *targets[k:k + count])
             k += count
         return total
@@ -436,12 +436,12 @@ def torch_step(module, loss_fn, inputs, targets):
     params = {n: p for n, p in module.named_parameters() if p.requires_grad}
     loss = loss_fn(module(*inputs), *targets)
     grads = torch.autograd.grad(loss, list(params.values()))
-    want = {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads)},
+    want = {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads, strict=False)},
             **{f"{n}_updated": b for n, b in module.named_buffers()}}
     return {k: v.detach().double().numpy() for k, v in want.items()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bundle_export(bundle):
     rows = {name: ROWS[name]() for name in BUNDLES[bundle]}
     module = Bundle(rows)
@@ -455,12 +455,12 @@ def bundle_export(bundle):
     return model, feeds, want
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bundle_run(bundle, path):
     model, feeds, _ = bundle_export(bundle)
     session = (runtime.session(model) if path == "kernel"
                else onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]))
-    return dict(zip([o.name for o in model.graph.output], runtime.run(session, feeds)))
+    return dict(zip([o.name for o in model.graph.output], runtime.run(session, feeds), strict=False))
 
 
 @pytest.mark.parametrize("name,path", [
@@ -518,7 +518,7 @@ def _vjp_form(dtype, kwargs, heads, kv_heads, mask):
     return tensors, grads
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def vjp_export(dtype_name):
     """One export of every form's vjp; ({form: (our dq, dk, dv) per path}, {form: torch autograd's})."""
     dtype = getattr(torch, dtype_name)
@@ -538,7 +538,7 @@ def vjp_export(dtype_name):
         out = F.scaled_dot_product_attention(q, k, v, **extra, **VJP_FORMS[name][0])
         want[name] = [g.double().numpy() for g in torch.autograd.grad(out, (q, k, v), tensors[3])]
     model = converters.export(all_forms, args)
-    feeds = {i.name: a.numpy() for i, a in zip(model.graph.input, args)}
+    feeds = {i.name: a.numpy() for i, a in zip(model.graph.input, args, strict=False)}
     got = {}
     for path in ("kernel", "function"):
         session = (runtime.session(model) if path == "kernel"
@@ -554,7 +554,7 @@ def vjp_export(dtype_name):
 def test_attention_vjp_matches_torch_autograd(name, dtype, path):
     got, want = vjp_export(dtype)
     rtol = RTOL[getattr(torch, dtype)]
-    for which, ours, expected in zip("qkv", got[path][name], want[name]):
+    for which, ours, expected in zip("qkv", got[path][name], want[name], strict=False):
         assert ours.shape == expected.shape, f"d{which}: shape {ours.shape}, torch {expected.shape}"
         error = float(np.abs(ours.astype(np.float64) - expected).max()) / float(np.abs(expected).max())
         assert error <= rtol, f"d{which}: max |ours - torch| / max |torch| = {error:.3g} > {rtol}"
@@ -625,7 +625,8 @@ def test_attention_dropout_is_training_mode_dropout():
     t = torch.randn(16, 4, 1, 8, generator=_gen(20))
     model = converters.export_training_step(module, _linear_loss, t, t)
     names = ["input_0", "target_0", "q", "k", "v"]
-    feeds = dict(zip(names, [t.numpy(), t.numpy(), *(getattr(module, n).detach().numpy() for n in "qkv")]))
+    values = [t.numpy(), t.numpy(), *(getattr(module, n).detach().numpy() for n in "qkv")]
+    feeds = dict(zip(names, values, strict=True))
     loss, grad_v = onnxruntime.InferenceSession(model.SerializeToString()).run(["loss", "grad_v"], feeds)
     with torch.no_grad():
         weights = torch.softmax(module.q @ module.k.transpose(-1, -2) / np.sqrt(8), -1)  # [16, 4, 1, 64]

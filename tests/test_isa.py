@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from cases import TOLERANCE, oracle_outputs, relative_error, make_inputs  # noqa: E402
+from cases import TOLERANCE, make_inputs, oracle_outputs, relative_error  # noqa: E402
 from isa_outputs import ISA_CASES, THREAD_RUNS  # noqa: E402
 
 HERE = pathlib.Path(__file__).parent
@@ -81,7 +81,8 @@ def outputs(tmp_path_factory):
         processes = {}
         for isa in batch:
             env = dict(os.environ, RESAMPLE_GRAD_ISA=isa)
-            processes[isa] = subprocess.Popen([sys.executable, str(HERE / "isa_outputs.py"), str(directory / f"{isa}.npz")],
+            command = [sys.executable, str(HERE / "isa_outputs.py"), str(directory / f"{isa}.npz")]
+            processes[isa] = subprocess.Popen(command,
                                               env=env, cwd=HERE, stderr=subprocess.PIPE, text=True)
         for isa, process in processes.items():
             _, err = process.communicate()

@@ -57,7 +57,8 @@ class SpatialTransformer(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.loc = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.MaxPool2d(2), nn.ReLU(),
+        self.loc = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.MaxPool2d(2),
+                                 nn.ReLU(),
                                  nn.Conv2d(4, 4, 3, padding=1), nn.AdaptiveAvgPool2d(2), nn.ReLU())
         self.fc = nn.Linear(16, 6)
 
@@ -100,7 +101,8 @@ class Registration(nn.Module):
     def __init__(self, channels=4):
         super().__init__()
         c = channels
-        self.net = nn.Sequential(nn.Conv3d(2, c, 3, padding=1, bias=False), nn.InstanceNorm3d(c, affine=True), nn.LeakyReLU(0.2),
+        self.net = nn.Sequential(nn.Conv3d(2, c, 3, padding=1, bias=False), nn.InstanceNorm3d(c, affine=True),
+                                 nn.LeakyReLU(0.2),
                                  nn.AvgPool3d(2), nn.Conv3d(c, c, 3, padding=1), nn.ReLU(),
                                  nn.Upsample(scale_factor=2, mode="trilinear"), nn.Conv3d(c, 3, 3, padding=1))
 
@@ -108,7 +110,8 @@ class Registration(nn.Module):
         moving = pair[:, :1]
         displacement = self.net(pair).permute(0, 2, 3, 4, 1) * 0.1
         identity = F.affine_grid(torch.eye(3, 4).expand(pair.shape[0], 3, 4), list(moving.shape), align_corners=True)
-        return F.grid_sample(moving, identity + displacement, mode="bilinear", padding_mode="border", align_corners=True)
+        return F.grid_sample(moving, identity + displacement, mode="bilinear", padding_mode="border",
+                             align_corners=True)
 
 
 def mse(output, target):
@@ -140,7 +143,7 @@ def torch_step(module, loss_fn, inputs, targets):
     params = {n: p for n, p in module.named_parameters() if p.requires_grad}
     loss = loss_fn(module(*inputs), *targets)
     grads = torch.autograd.grad(loss, [*params.values(), *inputs])
-    want = {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads)},
+    want = {"loss": loss, **{f"grad_{n}": g for n, g in zip(params, grads, strict=False)},
             **{f"grad_input_{k}": g for k, g in enumerate(grads[len(params):])},
             **{f"{n}_updated": b for n, b in module.named_buffers()}}
     return {k: v.detach().double().numpy() for k, v in want.items()}
@@ -152,11 +155,12 @@ def export_case(module, loss_fn, inputs, targets):
     given = {**{f"input_{k}": x for k, x in enumerate(inputs)}, **{f"target_{k}": t for k, t in enumerate(targets)}}
     want = torch_step(module, loss_fn, inputs, targets)
     model = converters.export_training_step(module, loss_fn, tuple(inputs), tuple(targets), input_gradients=True)
-    feeds = {i.name: (given.get(i.name) if i.name in given else state[i.name]).detach().numpy() for i in model.graph.input}
+    feeds = {i.name: (given.get(i.name) if i.name in given else state[i.name]).detach().numpy()
+             for i in model.graph.input}
     return model, feeds, want
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def network_export(name):
     factory, shape = NETWORKS[name]
     torch.manual_seed(0)
@@ -166,12 +170,12 @@ def network_export(name):
     return (module, *export_case(module, mse, [x], [target]))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def run_path(export, name, path):
     model, feeds = export(name)[-3:-1]
     session = (runtime.session(model) if path == "kernel"
                else onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]))
-    return dict(zip([o.name for o in model.graph.output], runtime.run(session, feeds)))
+    return dict(zip([o.name for o in model.graph.output], runtime.run(session, feeds), strict=False))
 
 
 def assert_matches(got: dict, want: dict, names, rtol=RTOL):
@@ -195,7 +199,8 @@ def grouped(names, group, paths=("kernel", "function")):
 @pytest.mark.parametrize("name,path", grouped(NETWORKS, "network"))
 def test_training_step_matches_torch_autograd(name, path):
     module, model, _, want = network_export(name)
-    foreign = sorted({f"{n.domain}::{n.op_type}" for n in model.graph.node if n.domain not in ("", "ai.onnx", opset.DOMAIN)})
+    foreign = sorted({f"{n.domain}::{n.op_type}" for n in model.graph.node
+                      if n.domain not in ("", "ai.onnx", opset.DOMAIN)})
     assert not foreign, f"unsupported nodes: {foreign}"
     assert FAMILY_OPS[name] <= {n.op_type for n in model.graph.node if n.domain == opset.DOMAIN}
     params = [n for n, p in module.named_parameters()]
@@ -224,7 +229,7 @@ def test_batch_norm_trains_on_batch_statistics():
     module, model, feeds, want = network_export("unet2d-nearest")
     feeds = {**feeds, **{k: (v + 5.0 if k.endswith("running_mean") else v) for k, v in feeds.items()}}
     got = dict(zip([o.name for o in model.graph.output],
-                   onnxruntime.InferenceSession(model.SerializeToString()).run(None, feeds)))
+                   onnxruntime.InferenceSession(model.SerializeToString()).run(None, feeds), strict=False))
     assert_matches(got, want, ["loss", "grad_enc1.0.weight"])
     moved = got["enc1.1.running_mean_updated"] - (feeds["enc1.1.running_mean"] * 0.9)
     np.testing.assert_allclose(moved, want["enc1.1.running_mean_updated"] - 0.9 * (feeds["enc1.1.running_mean"] - 5.0),
@@ -254,7 +259,8 @@ class Frozen(nn.Module):
     (lambda: converters.export_training_step(Frozen(), mse, torch.ones(2), torch.ones(2)), ValueError,
      "export_training_step: module Frozen has no trainable parameters"),
     (lambda: converters.export_training_step(nn.Linear(3, 2), lambda y, t: y - t, torch.ones(4, 3), torch.ones(4, 2)),
-     ValueError, "export_training_step: loss_fn must return a scalar floating-point tensor, got a tensor of shape [4, 2]"),
+     ValueError,
+     "export_training_step: loss_fn must return a scalar floating-point tensor, got a tensor of shape [4, 2]"),
     (lambda: converters.export_training_step(nn.Linear(3, 2), "mse", torch.ones(4, 3)), TypeError,
      "export_training_step: loss_fn must be callable"),
     (lambda: converters.export_training_step(nn.Linear(3, 2), mse, (torch.ones(4, 3), 3)), TypeError,
@@ -275,7 +281,8 @@ def _kornia_calls():
     gen = torch.Generator().manual_seed(3)
     affine = torch.tensor([[[0.9, 0.1, 1.0], [-0.1, 1.1, -0.5]]]).repeat(2, 1, 1)
     return [(lambda x, m: transform.warp_affine(x, m, (7, 8)), (torch.randn(2, 3, 8, 9, generator=gen), affine)),
-            (lambda x, a: transform.rotate(x, a), (torch.randn(2, 3, 8, 9, generator=gen), torch.tensor([15.0, -30.0]))),
+            (lambda x, a: transform.rotate(x, a),
+             (torch.randn(2, 3, 8, 9, generator=gen), torch.tensor([15.0, -30.0]))),
             (transform.pyrdown, (torch.randn(2, 3, 16, 12, generator=gen),)),
             (transform.pyrup, (torch.randn(2, 3, 8, 6, generator=gen),))]
 
@@ -290,7 +297,7 @@ class KorniaCalls(nn.Module):
 
     def forward(self, weights):
         total, k = 0.0, 0
-        for (call, tensors), w in zip(self.calls, weights):
+        for (call, tensors), w in zip(self.calls, weights, strict=False):
             out = call(*(self.values[k + i] for i in range(len(tensors))))  # (a slice would wrap them anew)
             total = total + (out * w[:out.numel()].reshape(out.shape)).sum()
             k += len(tensors)
@@ -321,7 +328,7 @@ REAL_LIBRARY = {  # name: () -> (module, inputs, targets, loss_fn)
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def library_export(name):
     torch.manual_seed(0)
     module, inputs, targets, loss_fn = REAL_LIBRARY[name]()
