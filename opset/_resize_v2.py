@@ -9,15 +9,25 @@ shaped like the forward input. Coordinate modes are align_corners / half_pixel_c
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 from onnx import defs
 
 from . import _taps
 from ._common import (
-    ResampleGradError, attribute_value, check_bool_attr, check_dim_equal, check_float_dtypes, check_rank,
-    check_scale_attr, compute_dtype, input_elem_type, input_shape, make_schema, make_tensor_type,
+    ResampleGradError,
+    attribute_value,
+    check_bool_attr,
+    check_dim_equal,
+    check_float_dtypes,
+    check_rank,
+    check_scale_attr,
+    compute_dtype,
+    input_elem_type,
+    input_shape,
+    make_schema,
+    make_tensor_type,
 )
 
 SIZE_TYPES = ["tensor(int32)", "tensor(int64)"]
@@ -38,7 +48,7 @@ class ResizeV2Spec:
         return list(_taps.TAP_KINDS).index(self.taps)
 
     @property
-    def names(self) -> Tuple[str, ...]:
+    def names(self) -> tuple[str, ...]:
         return ("H", "W") if self.spatial == 2 else ("L",)
 
     def layout(self, suffix: str) -> str:
@@ -53,12 +63,12 @@ class ResizeV2Spec:
                 raise ResampleGradError(self.op_type, f"attribute 'scales' must have {self.spatial} values "
                                                       f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], got {values}")
             names = [f"scales[{k}]" for k in range(self.spatial)]
-        for name, v in zip(names, values):
+        for name, v in zip(names, values, strict=True):
             check_scale_attr(self.op_type, name, v)
         return values
 
-    def validate(self, align_corners: int, half_pixel_centers: int, scales, grads: Optional[Sequence],
-                 original: Optional[Sequence]) -> list:
+    def validate(self, align_corners: int, half_pixel_centers: int, scales, grads: Sequence | None,
+                 original: Sequence | None) -> list:
         """Checks attributes and shapes (None where unknown); returns y's shape. `original` is
         original_image's shape, or [H, W] from `size` (None entries where unknown)."""
         op = self.op_type
@@ -80,7 +90,7 @@ class ResizeV2Spec:
                 if len(original) != self.spatial:
                     raise ResampleGradError(op, f"input 'size' must hold {self.spatial} values "
                                                 f"[{', '.join(f'{n}_in' for n in self.names)}], got {list(original)}")
-                for name, value in zip(self.names, original):
+                for name, value in zip(self.names, original, strict=True):
                     if value is not None and value <= 0:
                         raise ResampleGradError(op, f"input 'size' must hold a positive {name}_in, got {list(original)}")
             batch = [None, None] if grads is None else list(grads[:2])
@@ -158,7 +168,7 @@ class ResizeV2Spec:
                            type_constraints=constraints)
 
 
-def constant_input(ctx, index: int) -> Optional[np.ndarray]:
+def constant_input(ctx, index: int) -> np.ndarray | None:
     """The value of a constant input under shape inference (None when it is not a constant)."""
     try:
         data = ctx.get_input_data(index)

@@ -20,7 +20,7 @@ can move when a product is rounded differently:
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def taps_from_columns(input_size: int, columns) -> Taps:
     return Taps(input_size, index, weight)
 
 
-def separable_backward(grad: np.ndarray, taps: Sequence[Optional[Taps]], input_shape: Sequence[int]) -> np.ndarray:
+def separable_backward(grad: np.ndarray, taps: Sequence[Taps | None], input_shape: Sequence[int]) -> np.ndarray:
     """dx = dy contracted with M_a^T along every axis a that has taps (None: an axis the forward kept).
 
     Accumulates in float32 for the half types and float, float64 for double; rounds once.

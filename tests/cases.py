@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -32,14 +32,14 @@ ALL_DTYPES = ("float32", "float64", "float16", "bfloat16")
 class Case:
     op_type: str
     name: str
-    inputs: Dict[str, Tuple[int, ...]]  # input name -> shape
+    inputs: dict[str, tuple[int, ...]]  # input name -> shape
     attrs: dict
-    outputs: Tuple[str, ...]  # output names; "" leaves an optional output out
+    outputs: tuple[str, ...]  # output names; "" leaves an optional output out
     oracle: Callable  # (float inputs as torch tensors) -> tuple of torch tensors, one per named output
-    dtypes: Tuple[str, ...] = ("float32", "float64")
-    grid: Optional[Callable] = None  # rng -> grid values (grid samplers), default uniform [-1.2, 1.2]
-    ints: Optional[dict] = None  # inputs that are int64 tensors with these values (sizes)
-    empty: Tuple[str, ...] = ()  # float inputs given as empty tensors (absent roi / scales)
+    dtypes: tuple[str, ...] = ("float32", "float64")
+    grid: Callable | None = None  # rng -> grid values (grid samplers), default uniform [-1.2, 1.2]
+    ints: dict | None = None  # inputs that are int64 tensors with these values (sizes)
+    empty: tuple[str, ...] = ()  # float inputs given as empty tensors (absent roi / scales)
 
     @property
     def id(self) -> str:
@@ -58,7 +58,7 @@ def grid_sampler_oracle(interpolation, padding, align_corners, mask):
         torch = _torch()
         gi, gg = torch.ops.aten.grid_sampler_2d_backward(
             grad_output, input, grid, INTERPOLATION[interpolation], PADDING[padding], bool(align_corners), list(mask))
-        return tuple(t for t, keep in zip((gi, gg), mask) if keep)
+        return tuple(t for t, keep in zip((gi, gg), mask, strict=True) if keep)
     return oracle
 
 
@@ -287,7 +287,7 @@ def upsample_attrs(op_type, input_size, output_size, scales, align_corners):
             attrs["output_size"] = list(output_size)
         return attrs
     attrs["output_size"] = list(output_size)
-    attrs.update(zip(scale_attrs[len(scale_attrs) - len(scales):], scales))
+    attrs.update(zip(scale_attrs[len(scale_attrs) - len(scales):], scales, strict=True))
     return attrs
 
 
@@ -300,7 +300,7 @@ def _upsample_cases():
             axes = axes[3 - rank:] if rank == 3 else axes[:rank]
             if rank == 3 and name == "down_large":
                 axes = ((40, 4, 0.0), (20, 3, 0.0), (12, 2, 0.0))  # keeps the 5-D case small
-            ins, outs, scales = zip(*axes)
+            ins, outs, scales = zip(*axes, strict=True)
             if corners and any(scales):
                 continue  # align_corners ignores scales (checked once below)
             input_size = (2, 3, *ins)
@@ -312,7 +312,7 @@ def _upsample_cases():
                 upsample_oracle(aten_name, input_size, corners, scales), dtypes))
         if has_corners:  # align_corners ignores a given scale, as aten
             axes = AXIS_SIZES["scales_given"][:spatial]
-            ins, outs, scales = zip(*axes)
+            ins, outs, scales = zip(*axes, strict=True)
             input_size = (1, 2, *ins)
             cases.append(Case(op_type, f"{spatial}d-align_corners_ignores_scales", {"grad_output": (1, 2, *outs)},
                               upsample_attrs(op_type, input_size, outs, scales, 1), ("grad_input",),
@@ -399,7 +399,7 @@ def grid_sampler_3d_oracle(interpolation, padding, align_corners, mask):
         torch = _torch()
         gi, gg = torch.ops.aten.grid_sampler_3d_backward(
             grad, x, grid, INTERPOLATION[interpolation], PADDING[padding], bool(align_corners), list(mask))
-        return tuple(t for t, keep in zip((gi, gg), mask) if keep)
+        return tuple(t for t, keep in zip((gi, gg), mask, strict=True) if keep)
     return oracle
 
 
@@ -518,7 +518,7 @@ CASES = (_grid_cases() + _nearest_cases() + _bilinear_cases() + _upsample_cases(
          + _resize_grad_cases() + _half_step_cases())
 
 
-def make_inputs(case: Case, seed: int) -> Dict[str, np.ndarray]:
+def make_inputs(case: Case, seed: int) -> dict[str, np.ndarray]:
     """float64 inputs for a case (the caller casts the float ones to the dtype under test); int inputs as given."""
     rng = np.random.default_rng(seed)
     arrays = {}

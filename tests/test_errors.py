@@ -16,7 +16,7 @@ import onnxruntime
 import pytest
 from onnx import helper, numpy_helper
 
-from conftest import ONNX_DTYPES, PATHS, one_node_model, run_model
+from conftest import ONNX_DTYPES, one_node_model, run_model
 from resample_grad import opset, runtime
 from resample_grad.opset import ResampleGradError
 

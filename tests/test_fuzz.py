@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,10 +16,10 @@ from onnx import helper, numpy_helper
 
 from conftest import NUMPY_DTYPES, ONNX_DTYPES, one_node_model, run_model
 from resample_grad import opset, runtime
-from resample_grad.paths import disagreement
-from resample_grad.opset import ResampleGradError, _MODULES
+from resample_grad.opset import _MODULES, ResampleGradError
 from resample_grad.opset._resize_v2 import ResizeV2Spec
 from resample_grad.opset._upsample import UpsampleSpec
+from resample_grad.paths import disagreement
 
 EXAMPLES = int(os.environ.get("RESAMPLE_GRAD_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("RESAMPLE_GRAD_FUZZ_RANDOM") is None,
@@ -83,7 +82,7 @@ def nearest_cases(draw):
     input_size = [draw(st.sampled_from([n, -1])), draw(st.sampled_from([c, -1])), *ins]
     attrs = {"input_size": input_size}
     names = ["scales_h", "scales_w"] if two_d else ["scales"]
-    attrs.update(zip(names, scales))
+    attrs.update(zip(names, scales, strict=True))
     if draw(st.booleans()):
         attrs["output_size"] = outs
     shape = [n, c, *outs]
@@ -156,7 +155,7 @@ def upsample_cases(draw):
         if not (spec.output_size_or_scales and "output_size" in attrs) and draw(st.booleans()):
             attrs[spec.scales_list] = values
     else:
-        attrs.update(zip(scale_names[len(scale_names) - spatial:], values))
+        attrs.update(zip(scale_names[len(scale_names) - spatial:], values, strict=True))
     shape = [n, c, *outs]
     if draw(st.integers(0, 9)) == 0:  # an invalid example: break one thing
         faults = ["negative", "nan", "input_size_length", "batch", "zero", "output_size", "output_size_length",
@@ -362,7 +361,7 @@ def check(case, dtype):
         return "invalid"
     for path in ("kernel", "function"):
         got = run_model(model, floats, path)
-        for ours, want in zip(got, reference):
+        for ours, want in zip(got, reference, strict=True):
             assert ours.shape == want.shape and ours.dtype == want.dtype
             assert np.isfinite(np.asarray(ours, np.float64)).all()
             assert disagreement(ours, want) <= TOLERANCE[dtype], (path, disagreement(ours, want))

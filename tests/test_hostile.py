@@ -12,7 +12,6 @@ import pytest
 
 from conftest import PATHS, one_node_model, run_model
 from resample_grad import opset, runtime
-from resample_grad.opset import ResampleGradError
 
 N, C, H, W, HO, WO = 1, 2, 4, 5, 2, 3
 D, DO = 3, 2
@@ -40,8 +39,8 @@ def _inputs(seed=0, spatial=2, dense=False):
 
 def _run(path, go, x, grid, attrs):
     op_type, names, outputs, *_ = GRID[grid.shape[-1]]
-    model = one_node_model(op_type, dict(zip(names, (go.shape, x.shape, grid.shape))), outputs, attrs)
-    return run_model(model, dict(zip(names, (go, x, grid))), path)
+    model = one_node_model(op_type, dict(zip(names, (go.shape, x.shape, grid.shape), strict=True)), outputs, attrs)
+    return run_model(model, dict(zip(names, (go, x, grid), strict=True)), path)
 
 
 def _reference(go, x, grid, attrs):
