@@ -244,7 +244,8 @@ def onnxruntime_selects_overloads() -> bool:
 
     def body(overload: str, value: float) -> onnx.FunctionProto:
         constant = helper.make_node("Constant", [], ["c"], value=helper.make_tensor("v", f, [], [value]))
-        return helper.make_function("probe", "Times", ["x"], ["y"], [constant, helper.make_node("Mul", ["x", "c"], ["y"])],
+        return helper.make_function("probe", "Times", ["x"], ["y"], [constant,
+                                                                     helper.make_node("Mul", ["x", "c"], ["y"])],
                                     [helper.make_opsetid("", 17)], overload=overload)
 
     nodes = [helper.make_node("Times", ["x"], ["two"], domain="probe", overload="two"),
@@ -368,7 +369,8 @@ def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int) -> d
 
 # Optional inputs a node may leave out but whose function body reads (as an empty tensor, Resize's own
 # spelling of "not given"): op type -> [(input index, element type)].
-_EMPTY_WHEN_ABSENT = {"ResizeGrad": [(2, onnx.TensorProto.FLOAT), (3, onnx.TensorProto.FLOAT), (4, onnx.TensorProto.INT64)]}
+_EMPTY_WHEN_ABSENT = {"ResizeGrad": [(2, onnx.TensorProto.FLOAT), (3, onnx.TensorProto.FLOAT),
+                                     (4, onnx.TensorProto.INT64)]}
 
 
 def _fill_optional_inputs(model: onnx.ModelProto) -> None:

@@ -48,7 +48,8 @@ def check_float_dtypes(op: str, **arrays) -> np.dtype:
     for name, arr in arrays.items():
         if numpy_dtype_name(arr.dtype) not in allowed:
             raise ResampleGradError(
-                op, f"input '{name}' has dtype {numpy_dtype_name(arr.dtype)}; expected float16, bfloat16, float32 or float64")
+                op, f"input '{name}' has dtype {numpy_dtype_name(arr.dtype)}; expected float16, bfloat16, float32 or "
+                    f"float64")
         if arr.dtype != first.dtype:
             raise ResampleGradError(
                 op, f"input '{name}' has dtype {numpy_dtype_name(arr.dtype)} but '{first_name}' has "

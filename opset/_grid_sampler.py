@@ -159,11 +159,13 @@ class GridSamplerSpec:
                     (x_name, f"The forward input image, {x_layout}; spatial sizes > 0.", False),
                     (grid_name, f"The forward sampling grid, {grid_layout}, ({coords}) normalised to [-1, 1].", False)],
             outputs=[(self.outputs[0], f"Gradient of {x_name}, shaped like it. Optional.", True),
-                     (self.outputs[1], f"Gradient of {grid_name}, shaped like it (zero in nearest mode). Optional.", True)],
+                     (self.outputs[1], f"Gradient of {grid_name}, shaped like it (zero in nearest mode). Optional.",
+                      True)],
             attributes=[
                 ("interpolation_mode", "bilinear", f"One of {modes}: 'nearest' rounds half to even"
                                                    + (", 'bicubic' uses A = -0.75." if "bicubic" in self.modes else ".")),
-                ("padding_mode", "zeros", "'zeros' (default), 'border' or 'reflection': how points outside the image read."),
+                ("padding_mode", "zeros",
+                 "'zeros' (default), 'border' or 'reflection': how points outside the image read."),
                 ("align_corners", 0, "1: -1 and 1 are the centres of the corner pixels; 0 (default): their outer edges."),
             ],
             infer=infer, since_version=self.since_version)

@@ -126,12 +126,14 @@ def plan(op: str, attrs: ResizeAttributes, x_shape: Sequence[int], roi, scales, 
         values = values.astype(np.int64)
         if (values <= 0).any():
             raise ResampleGradError(op, f"input 'sizes' must hold values > 0, got {values.tolist()}")
-        ratios = {a: (f32(1) if x_shape[a] == 0 else f32(s) / f32(x_shape[a])) for a, s in zip(listed, values, strict=True)}
+        ratios = {a: (f32(1) if x_shape[a] == 0 else f32(s) / f32(x_shape[a])) for a,
+                  s in zip(listed, values, strict=True)}
         if attrs.keep_aspect_ratio_policy == "stretch":
             for a, s in zip(listed, values, strict=True):
                 if x_shape[a] == 0:  # onnxruntime: "Input dim is zero but required output dim is non-zero"
                     raise ResampleGradError(op, f"input 'sizes' asks for length {int(s)} at dimension {a}, where X has "
-                                                "length 0 (as Resize: an empty axis cannot be resized to a non-empty one)")
+                                                "length 0 (as Resize: an empty axis cannot be resized to a non-empty "
+                                                "one)")
                 full_scale[a], out[a] = ratios[a], int(s)
         else:
             joint = (min if attrs.keep_aspect_ratio_policy == "not_larger" else max)(ratios.values())

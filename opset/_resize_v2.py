@@ -61,7 +61,8 @@ class ResizeV2Spec:
             values = [0.0] * self.spatial if value is None else [float(v) for v in value]
             if len(values) != self.spatial:
                 raise ResampleGradError(self.op_type, f"attribute 'scales' must have {self.spatial} values "
-                                                      f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], got {values}")
+                                                      f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], got "
+                                                      f"{values}")
             names = [f"scales[{k}]" for k in range(self.spatial)]
         for name, v in zip(names, values, strict=True):
             check_scale_attr(self.op_type, name, v)
@@ -113,7 +114,8 @@ class ResizeV2Spec:
         if self.shape_input == "size":
             check_float_dtypes(self.op_type, grads=grads)
             if original.dtype not in (np.int32, np.int64):
-                raise ResampleGradError(self.op_type, f"input 'size' has dtype {original.dtype}; expected int32 or int64")
+                raise ResampleGradError(self.op_type,
+                                        f"input 'size' has dtype {original.dtype}; expected int32 or int64")
             spatial_in = [int(v) for v in original.reshape(-1)]
         else:
             check_float_dtypes(self.op_type, grads=grads, original_image=original)
@@ -139,7 +141,8 @@ class ResizeV2Spec:
                                              "1 / scale) when align_corners is 0. 0 (default): the size ratio."))
         else:
             attributes.append(("scales", [0.0] * self.spatial,
-                               f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], forward scales output / input; "
+                               f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], forward scales output / "
+                               f"input; "
                                "a value > 0 replaces that axis's size ratio (index scale 1 / value) when align_corners "
                                "is 0. Default zeros: the size ratios."))
         if self.shape_input == "size":

@@ -168,7 +168,8 @@ def aten_cubic(input_size: int, output_size: int, align_corners: bool, scale: fl
     ratio = aten_scale(input_size, output_size, scale, align_corners, opmath)
     index, t = _guard_index(aten_source_index(ratio, output_size, align_corners, True, opmath), input_size)
     coefficients = cubic_coefficients(t, -0.75)
-    return taps_from_columns(input_size, [(np.clip(index - 1 + k, 0, input_size - 1), coefficients[k]) for k in range(4)])
+    return taps_from_columns(input_size,
+                             [(np.clip(index - 1 + k, 0, input_size - 1), coefficients[k]) for k in range(4)])
 
 
 def _aa_linear_filter(x):

@@ -114,7 +114,8 @@ def _infer(ctx):
         known = all(v is not None for v in constants.values()) and None not in x_shape
         if known:
             expected = expected_output_shape(attrs, x_shape, *[constants[n] for n in OPTIONAL_INPUTS])
-            _check_output([d if d is not None else e for d, e in zip(dy_shape, expected, strict=True)], x_shape, expected)
+            _check_output([d if d is not None else e for d, e in zip(dy_shape, expected, strict=True)], x_shape,
+                          expected)
         elif attrs.axes is not None:
             _onnx_resize._axes(OP_TYPE, attrs.axes, len(x_shape))
     if dy_shape is not None and x_shape is None:

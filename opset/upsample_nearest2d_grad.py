@@ -17,12 +17,14 @@ from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearest2dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(2, 1), taps='nearest', scales=('scales_h', 'scales_w'), output_size_required=True)
+SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(2, 1), taps='nearest', scales=('scales_h', 'scales_w'),
+                    output_size_required=True)
 SCHEMA = SPEC.schema('Gradient of nearest upsampling (aten::upsample_nearest2d_backward; a 3-D grad_output is upsample_nearest1d_backward): every grad_output element is added to the input element it was read from, min(floor(o * scale), in - 1) per axis.')
 
 
 def upsample_nearest2d_grad(grad_output, input_size, output_size, scales_h=0.0, scales_w=0.0):
-    return SPEC.reference(grad_output, input_size=input_size, output_size=output_size, scales_h=scales_h, scales_w=scales_w)
+    return SPEC.reference(grad_output, input_size=input_size, output_size=output_size, scales_h=scales_h,
+                          scales_w=scales_w)
 
 
 class UpsampleNearest2dGrad(ReferenceOp):

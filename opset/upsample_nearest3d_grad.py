@@ -15,7 +15,8 @@ from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearest3dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(3,), taps='nearest', scales_list='scales', output_size_or_scales=True, output='y')
+SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(3,), taps='nearest', scales_list='scales',
+                    output_size_or_scales=True, output='y')
 SCHEMA = SPEC.schema('Gradient of nearest 3-D upsampling (aten::upsample_nearest3d_backward): every grad_output element is added to the input element it was read from, min(floor(o * scale), in - 1) per axis.')
 
 

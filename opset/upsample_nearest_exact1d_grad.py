@@ -16,8 +16,11 @@ from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact1dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=1, spatial_ranks=(1,), taps='nearest_exact', scales=('scales',), axis_names=('L',))
-SCHEMA = SPEC.schema('Gradient of nearest-exact 1-D upsampling (aten::_upsample_nearest_exact1d_backward): every grad_output element is added to the input position it was read from, floor((l + 0.5) * scale) clamped to L_in - 1.')
+SPEC = UpsampleSpec(OP_TYPE, since_version=1, spatial_ranks=(1,), taps='nearest_exact', scales=('scales',),
+                    axis_names=('L',))
+SCHEMA = SPEC.schema('Gradient of nearest-exact 1-D upsampling (aten::_upsample_nearest_exact1d_backward): every '
+                     'grad_output element is added to the input position it was read from, floor((l + 0.5) * scale) '
+                     'clamped to L_in - 1.')
 
 
 def upsample_nearest_exact1d_grad(grad_output, input_size, output_size=None, scales=0.0):

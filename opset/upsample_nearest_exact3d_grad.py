@@ -15,7 +15,8 @@ from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact3dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(3,), taps='nearest_exact', scales_list='scales', output_size_or_scales=True, output='y')
+SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(3,), taps='nearest_exact', scales_list='scales',
+                    output_size_or_scales=True, output='y')
 SCHEMA = SPEC.schema('Gradient of nearest-exact 3-D upsampling (aten::_upsample_nearest_exact3d_backward): every grad_output element is added to the input element it was read from, min(floor((o + 0.5) * scale), in - 1) per axis.')
 
 

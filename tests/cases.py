@@ -222,7 +222,8 @@ def _bilinear_cases():
         attrs = dict(align_corners=corners, half_pixel_centers=half, scales=list(scales))
         cases.append(Case("ResizeBilinearV2Grad", f"{mode}-{name}",
                           {"grads": (2, 3, ho, wo), "original_image": (2, 3, hi, wi)}, attrs, ("y",),
-                          bilinear_oracle(corners, half, scales), ALL_DTYPES if name == "mixed" else ("float32", "float64")))
+                          bilinear_oracle(corners, half, scales), ALL_DTYPES if name == "mixed" else ("float32",
+                                                                                                      "float64")))
     return cases
 
 
@@ -253,7 +254,8 @@ UPSAMPLE_FAMILY = {
     "UpsampleNearestExact3dGrad": ("_upsample_nearest_exact3d_backward", None, 3, False, "list:scales", False),
     "UpsampleBilinear2dGrad": ("upsample_bilinear2d_backward", "upsample_linear1d_backward", 2, True,
                                ("scales_h", "scales_w"), True),
-    "UpsampleTrilinear3dBackward": ("upsample_trilinear3d_backward", None, 3, True, ("scale_d", "scale_h", "scale_w"), True),
+    "UpsampleTrilinear3dBackward": ("upsample_trilinear3d_backward", None, 3, True, ("scale_d", "scale_h", "scale_w"),
+                                    True),
     "UpsampleBicubic2dGrad": ("upsample_bicubic2d_backward", None, 2, True, ("scales_h", "scales_w"), False),
     "UpsampleBilinear2dAABackward": ("_upsample_bilinear2d_aa_backward", None, 2, True, ("scales_h", "scales_w"), False),
     "UpsampleBicubic2dAAGrad": ("_upsample_bicubic2d_aa_backward", None, 2, True, ("scales_h", "scales_w"), True),
@@ -487,7 +489,8 @@ def _resize_grad_cases():
     cases = []
     for name, (attrs, kwargs, (spatial_in, spatial_out)) in RESIZE_LIKE_TORCH.items():
         x_shape, y_shape = (2, 3, *spatial_in), (2, 3, *spatial_out)
-        cases.append(Case("ResizeGrad", name, {"dY": y_shape, "X": x_shape, "roi": (0,), "scales": (0,), "sizes": (2 + len(spatial_in),)},
+        cases.append(Case("ResizeGrad", name, {"dY": y_shape, "X": x_shape, "roi": (0,), "scales": (0,),
+                                               "sizes": (2 + len(spatial_in),)},
                           attrs, ("dX",), interpolate_oracle(spatial_out, **kwargs),
                           ("float32", "float16", "bfloat16") if name == "bilinear" else ("float32",),
                           ints={"sizes": list(y_shape)}, empty=("roi", "scales")))
@@ -539,7 +542,8 @@ def oracle_outputs(case: Case, arrays: dict, dtype: str) -> list:
     # half types: the float32 oracle on the half-rounded inputs; int and empty inputs are the op's, not the oracle's
     from conftest import NUMPY_DTYPES
     torch = _torch()
-    as_torch = {name: torch.from_numpy(np.asarray(a.astype(NUMPY_DTYPES[dtype]), np.float64 if dtype == "float64" else np.float32))
+    as_torch = {name: torch.from_numpy(np.asarray(a.astype(NUMPY_DTYPES[dtype]),
+                                                  np.float64 if dtype == "float64" else np.float32))
                 for name, a in arrays.items() if not is_fixed(case, name)}
     return [t.detach().numpy().astype(np.float64) for t in case.oracle(*as_torch.values())]
 

@@ -249,7 +249,8 @@ def test_kernel_is_bit_identical_for_1_2_4_threads(op_type, inputs, attrs, dtype
 
 
 def test_empty_batch_and_channels_give_empty_outputs(path):
-    model = one_node_model("GridSampler2DGrad", {"grad_output": (0, 3, 2, 2), "input": (0, 3, 4, 4), "grid": (0, 2, 2, 2)},
+    model = one_node_model("GridSampler2DGrad", {"grad_output": (0, 3, 2, 2), "input": (0, 3, 4, 4),
+                                                 "grid": (0, 2, 2, 2)},
                            ["grad_input", "grad_grid"], {})
     feeds = {"grad_output": np.zeros((0, 3, 2, 2), np.float32), "input": np.zeros((0, 3, 4, 4), np.float32),
              "grid": np.zeros((0, 2, 2, 2), np.float32)}

@@ -65,7 +65,8 @@ def grid_sampler_cases(draw):
     if values.size and draw(st.booleans()):
         hostile = draw(st.lists(st.sampled_from(HOSTILE), min_size=1, max_size=3))
         flat = values.reshape(-1)
-        flat[rng.choice(flat.size, size=min(len(hostile), flat.size), replace=False)] = hostile[:min(len(hostile), flat.size)]
+        flat[rng.choice(flat.size, size=min(len(hostile), flat.size), replace=False)] = hostile[:min(len(hostile),
+                                                                                                     flat.size)]
     arrays = {"grad_output": rng.standard_normal(shapes["grad_output"]), "input": rng.standard_normal(shapes["input"]),
               "grid": values}
     return "GridSampler2DGrad", shapes, ["grad_input", "grad_grid"], attrs, arrays
@@ -321,7 +322,8 @@ def _kernel_alone(op_type, shapes, outputs, attrs, dtype, int_inputs=None):
     elem = ONNX_DTYPES[dtype]
     inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(int_inputs[k])) if k in int_inputs
                                             else elem, [f"{k}_{i}" for i in range(len(v))]) for k, v in shapes.items()]
-    graph = helper.make_graph([node], "fuzz", inputs, [helper.make_tensor_value_info(o, elem, None) for o in outputs if o])
+    graph = helper.make_graph([node], "fuzz", inputs,
+                              [helper.make_tensor_value_info(o, elem, None) for o in outputs if o])
     return helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 18),
                                                                  helper.make_opsetid(opset.DOMAIN, opset.VERSION)])
 
