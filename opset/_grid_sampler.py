@@ -115,7 +115,8 @@ class GridSamplerSpec:
         strides = [int(np.prod(sizes[a + 1:])) for a in range(self.spatial)]
         for combo in itertools.product(*[taps for taps, _ in axes]):
             inside = np.logical_and.reduce([(i >= 0) & (i <= sizes[a] - 1) for a, (i, _, _) in enumerate(combo)])
-            flat = np.where(inside, sum(i * stride for (i, _, _), stride in zip(combo, strides, strict=True)), 0).astype(np.int64)
+            offset = sum(i * stride for (i, _, _), stride in zip(combo, strides, strict=True))
+            flat = np.where(inside, offset, 0).astype(np.int64)
             weight = np.prod([w for _, w, _ in combo], axis=0)
             if grad_input is not None:
                 np.add.at(grad_input, (batch[inside], slice(None), flat[inside]),
@@ -162,11 +163,13 @@ class GridSamplerSpec:
                      (self.outputs[1], f"Gradient of {grid_name}, shaped like it (zero in nearest mode). Optional.",
                       True)],
             attributes=[
-                ("interpolation_mode", "bilinear", f"One of {modes}: 'nearest' rounds half to even"
-                                                   + (", 'bicubic' uses A = -0.75." if "bicubic" in self.modes else ".")),
+                ("interpolation_mode", "bilinear",
+                 f"One of {modes}: 'nearest' rounds half to even"
+                 + (", 'bicubic' uses A = -0.75." if "bicubic" in self.modes else ".")),
                 ("padding_mode", "zeros",
                  "'zeros' (default), 'border' or 'reflection': how points outside the image read."),
-                ("align_corners", 0, "1: -1 and 1 are the centres of the corner pixels; 0 (default): their outer edges."),
+                ("align_corners", 0,
+                 "1: -1 and 1 are the centres of the corner pixels; 0 (default): their outer edges."),
             ],
             infer=infer, since_version=self.since_version)
 

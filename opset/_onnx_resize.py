@@ -88,7 +88,8 @@ def _axes(op: str, axes, rank: int | None) -> list[int] | None:
     normalised = []
     for a in axes:
         if not -rank <= a < rank:
-            raise ResampleGradError(op, f"attribute 'axes' has {a}, outside [-{rank}, {rank - 1}] for the rank-{rank} X")
+            raise ResampleGradError(op,
+                                    f"attribute 'axes' has {a}, outside [-{rank}, {rank - 1}] for the rank-{rank} X")
         normalised.append(a % rank)
     if len(set(normalised)) != len(normalised):
         raise ResampleGradError(op, f"attribute 'axes' repeats an axis: {axes}")

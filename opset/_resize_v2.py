@@ -93,7 +93,8 @@ class ResizeV2Spec:
                                                 f"[{', '.join(f'{n}_in' for n in self.names)}], got {list(original)}")
                 for name, value in zip(self.names, original, strict=True):
                     if value is not None and value <= 0:
-                        raise ResampleGradError(op, f"input 'size' must hold a positive {name}_in, got {list(original)}")
+                        raise ResampleGradError(op,
+                                                f"input 'size' must hold a positive {name}_in, got {list(original)}")
             batch = [None, None] if grads is None else list(grads[:2])
             return batch + (list(original) if original is not None else [None] * self.spatial)
         if original is not None:

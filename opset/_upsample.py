@@ -105,8 +105,8 @@ class UpsampleSpec:
         names = self.names(spatial)
         check_output_size(op, output_size, grad_shape[2:], names)
         if input_size is not None and len(input_size) != 2 + spatial:
-            raise ResampleGradError(op, f"attribute 'input_size' must have {2 + spatial} values {self.layout(spatial)}, "
-                                        f"got {[int(v) for v in input_size]}")
+            raise ResampleGradError(op, f"attribute 'input_size' must have {2 + spatial} values "
+                                        f"{self.layout(spatial)}, got {[int(v) for v in input_size]}")
         return resolve_input_size(op, input_size, grad_shape, names), spatial
 
     # ----------------------------------------------------------------------- reference

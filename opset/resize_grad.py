@@ -88,7 +88,8 @@ class ResizeGrad(ReferenceOp):
 
 ATTRIBUTES = [
     ("mode", "nearest", "As Resize: 'nearest' (default), 'linear' or 'cubic'."),
-    ("coordinate_transformation_mode", "half_pixel", "As Resize: " + ", ".join(repr(m) for m in COORDINATE_MODES) + "."),
+    ("coordinate_transformation_mode", "half_pixel",
+     "As Resize: " + ", ".join(repr(m) for m in COORDINATE_MODES) + "."),
     ("nearest_mode", "round_prefer_floor", "As Resize: " + ", ".join(repr(m) for m in NEAREST_MODES) + "."),
     ("cubic_coeff_a", -0.75, "As Resize: the cubic coefficient A."),
     ("exclude_outside", 0, "As Resize: 1 drops the cubic (and antialias) taps outside the input and renormalises."),

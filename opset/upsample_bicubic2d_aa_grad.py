@@ -1,7 +1,9 @@
-"""UpsampleBicubic2dAAGrad: gradient of torch's antialiased bicubic resize (interpolate(..., mode='bicubic', antialias=True)).
+"""UpsampleBicubic2dAAGrad: gradient of torch's antialiased bicubic resize
+(interpolate(..., mode='bicubic', antialias=True)).
 
 Implements
-aten::_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+aten::_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
+    bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 (aclnnUpsampleBicubic2dAAGrad, GE op UpsampleBicubic2dAAGrad). Per axis,
 each output averages a window of inputs with Keys' cubic filter (a = -0.5, as PIL), its support
 stretched by the downscale factor, weights normalised to sum 1.

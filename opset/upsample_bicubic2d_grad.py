@@ -1,7 +1,8 @@
 """UpsampleBicubic2dGrad: gradient of torch's bicubic upsampling.
 
 Implements
-aten::upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+aten::upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners,
+    float? scales_h=None, float? scales_w=None) -> Tensor
 (aclnnUpsampleBicubic2dBackward, GE op UpsampleBicubic2dGrad). Per axis,
 each output spreads over four inputs per axis, floor(src) - 1 .. + 2, with Keys' cubic
 weights (A = -0.75); taps outside the image land on the border pixel (aten

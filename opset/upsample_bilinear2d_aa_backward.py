@@ -1,7 +1,8 @@
 """UpsampleBilinear2dAABackward: gradient of torch's antialiased bilinear resize (interpolate(..., antialias=True)).
 
 Implements
-aten::_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+aten::_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
+    bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 (aclnnUpsampleBilinear2dAABackward, GE op UpsampleBilinear2dAABackward). Per axis,
 each output averages a window of inputs with the triangle filter, its support stretched
 by the downscale factor, weights normalised to sum 1 (aten _compute_indices_min_size_weights_aa).

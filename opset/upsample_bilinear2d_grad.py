@@ -1,8 +1,10 @@
 """UpsampleBilinear2dGrad: gradient of torch's bilinear upsampling, 2-D, and of linear upsampling, 1-D.
 
 Implements
-aten::upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
-aten::upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor (a 3-D grad_output; its axis is W, its scale scales_w)
+aten::upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners,
+    float? scales_h=None, float? scales_w=None) -> Tensor
+aten::upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners,
+    float? scales=None) -> Tensor (a 3-D grad_output; its axis is W, its scale scales_w)
 (aclnnUpsampleBilinear2dBackwardV2 and aclnnUpsampleLinear1dBackward, GE op UpsampleBilinear2dGrad). Per axis,
 each output spreads over two inputs per axis with weights (1 - l, l) (aten
 compute_source_index_and_lambda; out == in copies).

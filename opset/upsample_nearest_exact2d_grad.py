@@ -1,7 +1,8 @@
 """UpsampleNearestExact2dGrad: gradient of nearest-exact 2-D upsampling.
 
 Implements
-aten::_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+aten::_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
+    float? scales_h=None, float? scales_w=None) -> Tensor
 (GE op UpsampleNearestExact2dGrad). Per axis,
 the 1-D index: min(floor((o + 0.5) * scale), in - 1).
 """

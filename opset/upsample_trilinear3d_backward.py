@@ -1,7 +1,8 @@
 """UpsampleTrilinear3dBackward: gradient of torch's trilinear upsampling (5-D).
 
 Implements
-aten::upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+aten::upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners,
+    float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 (aclnnUpsampleTrilinear3dBackward, GE op UpsampleTrilinear3dBackward). Per axis,
 as UpsampleBilinear2dGrad: two inputs with weights (1 - l, l).
 """

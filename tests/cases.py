@@ -202,7 +202,8 @@ def _nearest_cases():
         size = [2, 3, hi, wi]
         cases.append(Case("UpsampleNearestExact2dGrad", name, {"grad_output": (2, 3, ho, wo)},
                           dict(input_size=size, scales_h=sh, scales_w=sw), ("grad_input",),
-                          nearest_exact2d_oracle(size, sh, sw), ALL_DTYPES if name == "mixed" else ("float32", "float64")))
+                          nearest_exact2d_oracle(size, sh, sw),
+                          ALL_DTYPES if name == "mixed" else ("float32", "float64")))
     cases.append(Case("UpsampleNearestExact2dGrad", "dynamic_batch_output_size", {"grad_output": (1, 4, 9, 6)},
                       dict(input_size=[-1, 4, 3, 4], output_size=[9, 6]), ("grad_input",),
                       nearest_exact2d_oracle([-1, 4, 3, 4], 0.0, 0.0)))
@@ -222,8 +223,8 @@ def _bilinear_cases():
         attrs = dict(align_corners=corners, half_pixel_centers=half, scales=list(scales))
         cases.append(Case("ResizeBilinearV2Grad", f"{mode}-{name}",
                           {"grads": (2, 3, ho, wo), "original_image": (2, 3, hi, wi)}, attrs, ("y",),
-                          bilinear_oracle(corners, half, scales), ALL_DTYPES if name == "mixed" else ("float32",
-                                                                                                      "float64")))
+                          bilinear_oracle(corners, half, scales),
+                          ALL_DTYPES if name == "mixed" else ("float32", "float64")))
     return cases
 
 
@@ -257,7 +258,8 @@ UPSAMPLE_FAMILY = {
     "UpsampleTrilinear3dBackward": ("upsample_trilinear3d_backward", None, 3, True, ("scale_d", "scale_h", "scale_w"),
                                     True),
     "UpsampleBicubic2dGrad": ("upsample_bicubic2d_backward", None, 2, True, ("scales_h", "scales_w"), False),
-    "UpsampleBilinear2dAABackward": ("_upsample_bilinear2d_aa_backward", None, 2, True, ("scales_h", "scales_w"), False),
+    "UpsampleBilinear2dAABackward": ("_upsample_bilinear2d_aa_backward", None, 2, True, ("scales_h", "scales_w"),
+                                     False),
     "UpsampleBicubic2dAAGrad": ("_upsample_bicubic2d_aa_backward", None, 2, True, ("scales_h", "scales_w"), True),
 }
 
@@ -341,7 +343,8 @@ def _v2_cases():
                               dict(align_corners=corners, scales=[sh, sw]), ("y",),
                               _v2_oracle("upsample_bicubic2d_backward", corners, [sh, sw]), dtypes))
             cases.append(Case("ResizeLinearGrad", f"{name}-ac{corners}",
-                              {"grads": (2, 3, wo), "original_image": (2, 3, wi)}, dict(align_corners=corners, scale=sw),
+                              {"grads": (2, 3, wo), "original_image": (2, 3, wi)},
+                              dict(align_corners=corners, scale=sw),
                               ("y",), _v2_oracle("upsample_linear1d_backward", corners, [sw]), dtypes))
             for half in (0, 1):
                 if corners and half:
@@ -432,7 +435,7 @@ def _grid3d_cases():
     return cases
 
 
-# --------------------------------------------------------------------------- ResizeGrad where torch has the same forward
+# ---------------------------------------------------------------------- ResizeGrad where torch has the same forward
 
 def interpolate_oracle(size, **kwargs):
     """torch autograd of F.interpolate: the gradient of the input for grad_output."""
@@ -447,7 +450,8 @@ def interpolate_oracle(size, **kwargs):
 
 # name: (ResizeGrad attributes, F.interpolate keyword arguments, spatial in, spatial out)
 RESIZE_LIKE_TORCH = {
-    "nearest_asymmetric_floor": (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    "nearest_asymmetric_floor": (dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                                      nearest_mode="floor"),
                                  dict(mode="nearest"), ((4, 5), (8, 10))),
     "nearest_1d": (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
                    dict(mode="nearest"), ((6,), (12,))),
@@ -455,7 +459,8 @@ RESIZE_LIKE_TORCH = {
                    dict(mode="nearest"), ((2, 3, 4), (4, 6, 8))),
     "nearest_down": (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
                      dict(mode="nearest"), ((8, 12), (4, 6))),
-    "nearest_exact": (dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
+    "nearest_exact": (dict(mode="nearest", coordinate_transformation_mode="half_pixel",
+                           nearest_mode="round_prefer_ceil"),
                       dict(mode="nearest-exact"), ((5, 6), (10, 12))),
     "linear_1d": (dict(mode="linear", coordinate_transformation_mode="half_pixel"), dict(mode="linear"), ((6,), (12,))),
     "linear_1d_align_corners": (dict(mode="linear", coordinate_transformation_mode="align_corners"),

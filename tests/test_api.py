@@ -194,8 +194,8 @@ def test_versioning_the_seed_ops_are_version_1_the_family_version_2():
                            dict(input_size=[1, 1, 2, 2], output_size=[4, 4]))
     del newer.opset_import[:]
     newer.opset_import.extend([helper.make_opsetid("", 18), helper.make_opsetid(opset.DOMAIN, 1)])
-    with pytest.raises(opset.ResampleGradError, match="UpsampleNearest2dGrad: an unnamed node needs resample_grad opset 2, "
-                                                      "the model imports 1"):
+    with pytest.raises(opset.ResampleGradError,
+                       match="UpsampleNearest2dGrad: an unnamed node needs resample_grad opset 2, the model imports 1"):
         opset.attach(newer)
 
 
@@ -240,7 +240,8 @@ def test_kernel_is_bit_identical_for_1_2_4_threads(op_type, inputs, attrs, dtype
     rng = np.random.default_rng(7)
     feeds = {n: (rng.uniform(-1.2, 1.2, s) if n == "grid" else rng.standard_normal(s)).astype(NUMPY_DTYPES[dtype])
              for n, s in inputs.items()}
-    outputs = ["grad_input", "grad_grid"] if op_type == "GridSampler2DGrad" else ["y"] if op_type.startswith("Resize") else ["grad_input"]
+    outputs = (["grad_input", "grad_grid"] if op_type == "GridSampler2DGrad"
+               else ["y"] if op_type.startswith("Resize") else ["grad_input"])
     model = one_node_model(op_type, inputs, outputs, attrs, dtype)
     results = [run_model(model, feeds, "kernel", threads=t) for t in (1, 2, 4)]
     for other in results[1:]:
@@ -264,7 +265,8 @@ def test_empty_batch_and_channels_give_empty_outputs(path):
 
 def test_library_exports_only_its_two_entry_points():
     import subprocess
-    symbols = subprocess.run(["nm", "-D", "--defined-only", runtime.library_path()], capture_output=True, text=True).stdout
+    symbols = subprocess.run(["nm", "-D", "--defined-only", runtime.library_path()], capture_output=True,
+                             text=True).stdout
     exported = {line.split()[-1] for line in symbols.splitlines() if " T " in line}
     assert exported == {"RegisterCustomOps", "ResampleGradIsa"}
 

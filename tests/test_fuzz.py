@@ -79,7 +79,8 @@ def nearest_cases(draw):
     spatial = 2 if two_d else 1
     ins = [draw(st.integers(1, 12)) for _ in range(spatial)]
     outs = [draw(st.integers(1, 12)) for _ in range(spatial)]
-    scales = [float(np.float32(draw(st.sampled_from([0.0, 0.5, 1.5, 2.0, 2.5, 3.7, 0.13, 1e30])))) for _ in range(spatial)]
+    scales = [float(np.float32(draw(st.sampled_from([0.0, 0.5, 1.5, 2.0, 2.5, 3.7, 0.13, 1e30]))))
+              for _ in range(spatial)]
     input_size = [draw(st.sampled_from([n, -1])), draw(st.sampled_from([c, -1])), *ins]
     attrs = {"input_size": input_size}
     names = ["scales_h", "scales_w"] if two_d else ["scales"]
@@ -320,8 +321,9 @@ def _kernel_alone(op_type, shapes, outputs, attrs, dtype, int_inputs=None):
     int_inputs = int_inputs or {}
     node = opset.make_node(op_type, list(shapes), outputs, **attrs)
     elem = ONNX_DTYPES[dtype]
-    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(int_inputs[k])) if k in int_inputs
-                                            else elem, [f"{k}_{i}" for i in range(len(v))]) for k, v in shapes.items()]
+    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(int_inputs[k]))
+                                            if k in int_inputs else elem, [f"{k}_{i}" for i in range(len(v))])
+              for k, v in shapes.items()]
     graph = helper.make_graph([node], "fuzz", inputs,
                               [helper.make_tensor_value_info(o, elem, None) for o in outputs if o])
     return helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 18),
