@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Callable, Dict, List, NamedTuple, Optional
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -20,11 +21,23 @@ from resample_grad import _ort_probe
 from resample_grad.constants import FUNCTION_IR_VERSION, OVERLOAD_IR_VERSION
 
 from . import (
-    grid_sampler_2d_grad, grid_sampler_3d_grad, resize_bicubic_v2_grad, resize_bilinear_v2_grad, resize_grad,
+    grid_sampler_2d_grad,
+    grid_sampler_3d_grad,
+    resize_bicubic_v2_grad,
+    resize_bilinear_v2_grad,
+    resize_grad,
     resize_linear_grad,
-    resize_nearest_neighbor_v2_grad, upsample_bicubic2d_aa_grad, upsample_bicubic2d_grad, upsample_bilinear2d_aa_backward,
-    upsample_bilinear2d_grad, upsample_nearest2d_grad, upsample_nearest3d_grad, upsample_nearest_exact1d_grad,
-    upsample_nearest_exact2d_grad, upsample_nearest_exact3d_grad, upsample_trilinear3d_backward,
+    resize_nearest_neighbor_v2_grad,
+    upsample_bicubic2d_aa_grad,
+    upsample_bicubic2d_grad,
+    upsample_bilinear2d_aa_backward,
+    upsample_bilinear2d_grad,
+    upsample_nearest2d_grad,
+    upsample_nearest3d_grad,
+    upsample_nearest_exact1d_grad,
+    upsample_nearest_exact2d_grad,
+    upsample_nearest_exact3d_grad,
+    upsample_trilinear3d_backward,
 )
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, walk
 from ._graph import BodyKey
@@ -38,8 +51,8 @@ class Op(NamedTuple):
     op_type: str
     schema: onnx.defs.OpSchema
     body: Callable[[BodyKey], onnx.FunctionProto]  # the function body of a node (attach() picks the key)
-    body_attributes: Dict[str, object]  # the attributes that shape the body, with their defaults
-    rank_input: Optional[int]  # the input whose rank shapes the body too (None: no such input)
+    body_attributes: dict[str, object]  # the attributes that shape the body, with their defaults
+    rank_input: int | None  # the input whose rank shapes the body too (None: no such input)
     reference: object  # the NumPy function
     evaluator: type  # the onnx.reference OpRun class
 
@@ -65,7 +78,7 @@ def _attribute_defaults(schema: onnx.defs.OpSchema) -> dict:
             for name, a in schema.attributes.items()}
 
 
-OPS: Dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.body, _attribute_defaults(m.SCHEMA),
+OPS: dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.body, _attribute_defaults(m.SCHEMA),
                                     getattr(m, "RANK_INPUT", None),
                                     getattr(m, m.__name__.rsplit(".", 1)[1]), getattr(m, m.OP_TYPE))
                       for m in _MODULES}
@@ -82,11 +95,11 @@ def _register_schemas() -> None:
 _register_schemas()
 
 
-def schemas() -> List[onnx.defs.OpSchema]:
+def schemas() -> list[onnx.defs.OpSchema]:
     return [op.schema for op in OPS.values()]
 
 
-def functions(model: onnx.ModelProto) -> List[onnx.FunctionProto]:
+def functions(model: onnx.ModelProto) -> list[onnx.FunctionProto]:
     """The FunctionProtos attach() gives the resample_grad nodes of `model`, one per distinct body (standard ops
     only; each body specialised to its nodes' attributes and dtype)."""
     return [f for f in attach(model).functions if f.domain == DOMAIN]
@@ -111,7 +124,7 @@ MIN_DEFAULT_OPSET = 17
 FLOAT32_BODY_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def max_onnxruntime_ir_version() -> int:
     """The newest IR version the installed onnxruntime loads (probed once), or onnx's if it is missing."""
     try:
@@ -199,7 +212,7 @@ def _check_input_types(node: onnx.NodeProto, types: dict) -> None:
     schema = OPS[node.op_type].schema
     allowed = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
     bound = {}  # type variable -> (first input's name, its type)
-    for formal, name in zip(schema.inputs, node.input):
+    for formal, name in zip(schema.inputs, node.input, strict=False):  # a node may omit trailing optional inputs
         value_type = types.get(name) if name else None
         if value_type is None or not value_type.HasField("tensor_type") or not value_type.tensor_type.elem_type:
             continue
@@ -216,7 +229,7 @@ def _check_input_types(node: onnx.NodeProto, types: dict) -> None:
                                                       f"{first}; all inputs must share one dtype")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def onnxruntime_selects_overloads() -> bool:
     """Whether the installed onnxruntime runs the body a node's `overload` names (probed once). onnxruntime 1.19
     reads IR 10 but runs one body per function name whatever the node asks for; without onnxruntime, no."""
@@ -231,7 +244,8 @@ def onnxruntime_selects_overloads() -> bool:
 
     def body(overload: str, value: float) -> onnx.FunctionProto:
         constant = helper.make_node("Constant", [], ["c"], value=helper.make_tensor("v", f, [], [value]))
-        return helper.make_function("probe", "Times", ["x"], ["y"], [constant, helper.make_node("Mul", ["x", "c"], ["y"])],
+        return helper.make_function("probe", "Times", ["x"], ["y"], [constant,
+                                                                     helper.make_node("Mul", ["x", "c"], ["y"])],
                                     [helper.make_opsetid("", 17)], overload=overload)
 
     nodes = [helper.make_node("Times", ["x"], ["two"], domain="probe", overload="two"),
@@ -342,7 +356,7 @@ def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int) -> d
     nodes = list(_domain_nodes(model))
     keys = [_body_key(node, types, overloads, opset_version) for node in nodes]
     bodies = {}
-    for node, key in zip(nodes, keys):
+    for node, key in zip(nodes, keys, strict=True):
         if overloads:
             node.overload = key.overload
         else:
@@ -355,7 +369,8 @@ def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int) -> d
 
 # Optional inputs a node may leave out but whose function body reads (as an empty tensor, Resize's own
 # spelling of "not given"): op type -> [(input index, element type)].
-_EMPTY_WHEN_ABSENT = {"ResizeGrad": [(2, onnx.TensorProto.FLOAT), (3, onnx.TensorProto.FLOAT), (4, onnx.TensorProto.INT64)]}
+_EMPTY_WHEN_ABSENT = {"ResizeGrad": [(2, onnx.TensorProto.FLOAT), (3, onnx.TensorProto.FLOAT),
+                                     (4, onnx.TensorProto.INT64)]}
 
 
 def _fill_optional_inputs(model: onnx.ModelProto) -> None:

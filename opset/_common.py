@@ -6,7 +6,7 @@ schemas, the onnxscript opset and the reference evaluator classes read them from
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
@@ -48,7 +48,8 @@ def check_float_dtypes(op: str, **arrays) -> np.dtype:
     for name, arr in arrays.items():
         if numpy_dtype_name(arr.dtype) not in allowed:
             raise ResampleGradError(
-                op, f"input '{name}' has dtype {numpy_dtype_name(arr.dtype)}; expected float16, bfloat16, float32 or float64")
+                op, f"input '{name}' has dtype {numpy_dtype_name(arr.dtype)}; expected float16, bfloat16, float32 or "
+                    f"float64")
         if arr.dtype != first.dtype:
             raise ResampleGradError(
                 op, f"input '{name}' has dtype {numpy_dtype_name(arr.dtype)} but '{first_name}' has "
@@ -56,12 +57,12 @@ def check_float_dtypes(op: str, **arrays) -> np.dtype:
     return first.dtype
 
 
-def check_rank(op: str, name: str, shape: Sequence[Optional[int]], rank: int, layout: str) -> None:
+def check_rank(op: str, name: str, shape: Sequence[int | None], rank: int, layout: str) -> None:
     if len(shape) != rank:
         raise ResampleGradError(op, f"input '{name}' must be {rank}-D {layout}, got shape {list(shape)}")
 
 
-def check_dim_equal(op: str, a_name: str, a_axis: int, a: Optional[int], b_name: str, b_axis: int, b: Optional[int]) -> None:
+def check_dim_equal(op: str, a_name: str, a_axis: int, a: int | None, b_name: str, b_axis: int, b: int | None) -> None:
     """Dimension a_name[a_axis] == b_name[b_axis]; None (unknown at graph time) passes."""
     if a is not None and b is not None and a != b:
         raise ResampleGradError(
@@ -87,7 +88,7 @@ def check_scale_attr(op: str, name: str, value: float) -> None:
         raise ResampleGradError(op, f"attribute '{name}' is too small: its inverse overflows float32, got {value}")
 
 
-def resolve_input_size(op: str, input_size: Sequence[int], grad_shape: Sequence[Optional[int]],
+def resolve_input_size(op: str, input_size: Sequence[int], grad_shape: Sequence[int | None],
                        spatial_names: Sequence[str]) -> list:
     """input_size [N, C, *spatial] against grad_output [N, C, *spatial_out].
 
@@ -102,7 +103,7 @@ def resolve_input_size(op: str, input_size: Sequence[int], grad_shape: Sequence[
     if len(input_size) != rank:
         raise ResampleGradError(op, f"attribute 'input_size' must have {rank} values {layout}, got {input_size}")
     resolved = []
-    for axis, (want, have) in enumerate(zip(input_size[:2], grad_shape[:2])):
+    for axis, (want, have) in enumerate(zip(input_size[:2], grad_shape[:2], strict=True)):
         if want == -1:
             resolved.append(have)
         elif want < 0:
@@ -112,14 +113,14 @@ def resolve_input_size(op: str, input_size: Sequence[int], grad_shape: Sequence[
                 raise ResampleGradError(
                     op, f"attribute 'input_size'[{axis}] is {want} but grad_output has {have} at dimension {axis}")
             resolved.append(want)
-    for name, value in zip(spatial_names, input_size[2:]):
+    for name, value in zip(spatial_names, input_size[2:], strict=True):
         if value <= 0:
             raise ResampleGradError(op, f"attribute 'input_size' must have a positive {name}, got {input_size}")
         resolved.append(value)
     return resolved
 
 
-def check_output_size(op: str, output_size: Optional[Sequence[int]], grad_spatial: Sequence[Optional[int]],
+def check_output_size(op: str, output_size: Sequence[int] | None, grad_spatial: Sequence[int | None],
                       spatial_names: Sequence[str]) -> None:
     for axis, value in enumerate(grad_spatial):
         if value is not None and value <= 0:
@@ -132,7 +133,7 @@ def check_output_size(op: str, output_size: Optional[Sequence[int]], grad_spatia
         raise ResampleGradError(
             op, f"attribute 'output_size' must have {len(grad_spatial)} values "
             f"[{', '.join(spatial_names)}], got {output_size}")
-    for axis, (want, have) in enumerate(zip(output_size, grad_spatial)):
+    for axis, (want, have) in enumerate(zip(output_size, grad_spatial, strict=True)):
         if have is not None and want != have:
             raise ResampleGradError(
                 op, f"attribute 'output_size' is {output_size} but grad_output has "
@@ -157,7 +158,7 @@ def nearest_exact_source_index(input_size: int, output_size: int, scale: float) 
     return np.minimum(np.floor(product.astype(np.float32)).astype(np.int64), input_size - 1)
 
 
-def shape_of(value_type: onnx.TypeProto) -> Optional[list]:
+def shape_of(value_type: onnx.TypeProto) -> list | None:
     """Dims of a tensor type: ints where known, None where symbolic; None if the rank is unknown."""
     tensor = value_type.tensor_type
     if not tensor.HasField("shape"):
@@ -165,7 +166,7 @@ def shape_of(value_type: onnx.TypeProto) -> Optional[list]:
     return [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
 
 
-def make_tensor_type(elem_type: int, shape: Optional[Sequence[Optional[int]]]) -> onnx.TypeProto:
+def make_tensor_type(elem_type: int, shape: Sequence[int | None] | None) -> onnx.TypeProto:
     return onnx.helper.make_tensor_type_proto(elem_type, None if shape is None else list(shape))
 
 
@@ -243,7 +244,7 @@ def attribute_value(ctx, name: str, default):
     return value.decode() if isinstance(value, bytes) else value
 
 
-def input_shape(ctx, index: int) -> Optional[list]:
+def input_shape(ctx, index: int) -> list | None:
     value_type = ctx.get_input_type(index) if ctx.has_input(index) else None
     return None if value_type is None else shape_of(value_type)
 

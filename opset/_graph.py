@@ -98,7 +98,7 @@ class Graph:
         """A constant of the given ONNX element type (a Python float is otherwise of the arithmetic type)."""
         return self.constant(np.array(value, helper.tensor_dtype_to_np_dtype(elem_type)))
 
-    def branch(self) -> "Graph":
+    def branch(self) -> Graph:
         """A Graph for a subgraph of this body (an If branch); its names stay unique within the body."""
         child = Graph(self.opmath, self.dtype, self.opset)
         child._names = self._names
@@ -107,7 +107,7 @@ class Graph:
     def graph(self, outputs) -> onnx.GraphProto:
         """This Graph as a subgraph whose outputs are the values `outputs`."""
         names = [f"out{next(self._names)}" for _ in outputs]
-        nodes = self._named(dict(zip(names, outputs)))
+        nodes = self._named(dict(zip(names, outputs, strict=True)))
         return helper.make_graph(nodes, names[0], [], [onnx.ValueInfoProto(name=n) for n in names])
 
     def function(self, name: str, overload: str, inputs, outputs, doc: str = "") -> onnx.FunctionProto:

@@ -10,7 +10,6 @@ pixel after the image, which is dropped, and reads zero.
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional
 
 from ._graph import INT64, BodyKey, Graph
 
@@ -33,7 +32,7 @@ class PointTaps:
     zero, nearest), and [N, P] d pixel / d grid."""
     position: str
     weight: str
-    slope: Optional[str]
+    slope: str | None
     scale: str
 
 
@@ -119,7 +118,7 @@ def axis_taps(g: Graph, coord: str, size: str, mode: str, padding: str, align_co
                      g.Expand([-1.0, 1.0], [1, 1, 2]), scale)
 
 
-def grid_sampler_body(key: BodyKey, inputs: List[str], outputs: List[str], spatial: int, mode: str, padding: str,
+def grid_sampler_body(key: BodyKey, inputs: list[str], outputs: list[str], spatial: int, mode: str, padding: str,
                       align_corners: bool):
     """The FunctionProto of a grid sampler node: `spatial` 2 or 3, `wanted` which outputs the node names. An empty
     batch or channel axis gives zeros (onnxruntime's GatherElements and ScatterElements refuse empty index shapes)."""
@@ -133,11 +132,11 @@ def grid_sampler_body(key: BodyKey, inputs: List[str], outputs: List[str], spati
     values = body.If(empty, then_branch=zeros.graph(zero_outputs[:len(outputs)]),
                      else_branch=gradients.graph(results[:len(outputs)]), outputs=len(outputs))
     values = [values] if len(outputs) == 1 else list(values)
-    return body.function(key.op_type, key.overload, inputs, dict(zip(outputs, values)))
+    return body.function(key.op_type, key.overload, inputs, dict(zip(outputs, values, strict=True)))
 
 
-def _gradients(g: Graph, inputs: List[str], spatial: int, mode: str, padding: str, align_corners: bool,
-               wanted: List[bool]) -> List[str]:
+def _gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: str, align_corners: bool,
+               wanted: list[bool]) -> list[str]:
     """grad_input and grad_grid (an empty tensor for an output the node does not name)."""
     grad_output, image, grid = inputs
     batch_channels = g.Shape(image, start=0, end=2)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 from onnx import defs
@@ -19,8 +19,18 @@ from resample_grad.constants import PADDING_MODES
 
 from . import _coords
 from ._common import (
-    ResampleGradError, attribute_value, check_bool_attr, check_choice_attr, check_dim_equal, check_float_dtypes,
-    check_rank, compute_dtype, input_elem_type, input_shape, make_schema, make_tensor_type,
+    ResampleGradError,
+    attribute_value,
+    check_bool_attr,
+    check_choice_attr,
+    check_dim_equal,
+    check_float_dtypes,
+    check_rank,
+    compute_dtype,
+    input_elem_type,
+    input_shape,
+    make_schema,
+    make_tensor_type,
 )
 
 AXES = ("x", "y", "z")  # grid channel order: the last spatial axis first
@@ -31,21 +41,21 @@ class GridSamplerSpec:
     op_type: str
     since_version: int
     spatial: int  # 2 or 3
-    inputs: Tuple[str, str, str]  # grad_output, input, grid names
-    outputs: Tuple[str, str]  # grad_input, grad_grid names
-    modes: Tuple[str, ...]
+    inputs: tuple[str, str, str]  # grad_output, input, grid names
+    outputs: tuple[str, str]  # grad_input, grad_grid names
+    modes: tuple[str, ...]
 
     @property
-    def names(self) -> Tuple[str, ...]:
+    def names(self) -> tuple[str, ...]:
         return ("H", "W") if self.spatial == 2 else ("D", "H", "W")
 
-    def layouts(self) -> Tuple[str, str, str]:
+    def layouts(self) -> tuple[str, str, str]:
         out = ", ".join(f"{n}_out" for n in self.names)
         return (f"[N, C, {out}]", "[N, C, " + ", ".join(f"{n}_in" for n in self.names) + "]",
                 f"[N, {out}, {self.spatial}]")
 
-    def validate(self, interpolation_mode: str, padding_mode: str, align_corners: int, grad_output: Optional[Sequence],
-                 input: Optional[Sequence], grid: Optional[Sequence]) -> None:
+    def validate(self, interpolation_mode: str, padding_mode: str, align_corners: int, grad_output: Sequence | None,
+                 input: Sequence | None, grid: Sequence | None) -> None:
         """The aclnn 161002 list: ranks, modes, matching dims, a non-empty image, the grid's last dimension.
         Shapes may be None (unknown rank) or hold None for a symbolic dimension."""
         op = self.op_type
@@ -82,7 +92,7 @@ class GridSamplerSpec:
     def reference(self, grad_output: np.ndarray, input: np.ndarray, grid: np.ndarray, interpolation_mode: str,
                   padding_mode: str, align_corners: int, output_mask=(True, True)):
         """aten::grid_sampler_{2,3}d_backward in NumPy: (grad_input, grad_grid), None for an output masked off."""
-        dtype = check_float_dtypes(self.op_type, **dict(zip(self.inputs, (grad_output, input, grid))))
+        dtype = check_float_dtypes(self.op_type, **dict(zip(self.inputs, (grad_output, input, grid), strict=True)))
         self.validate(interpolation_mode, padding_mode, int(align_corners), grad_output.shape, input.shape, grid.shape)
         acc = compute_dtype(dtype)
         n, c = input.shape[:2]
@@ -105,7 +115,8 @@ class GridSamplerSpec:
         strides = [int(np.prod(sizes[a + 1:])) for a in range(self.spatial)]
         for combo in itertools.product(*[taps for taps, _ in axes]):
             inside = np.logical_and.reduce([(i >= 0) & (i <= sizes[a] - 1) for a, (i, _, _) in enumerate(combo)])
-            flat = np.where(inside, sum(i * stride for (i, _, _), stride in zip(combo, strides)), 0).astype(np.int64)
+            offset = sum(i * stride for (i, _, _), stride in zip(combo, strides, strict=True))
+            flat = np.where(inside, offset, 0).astype(np.int64)
             weight = np.prod([w for _, w, _ in combo], axis=0)
             if grad_input is not None:
                 np.add.at(grad_input, (batch[inside], slice(None), flat[inside]),
@@ -149,12 +160,16 @@ class GridSamplerSpec:
                     (x_name, f"The forward input image, {x_layout}; spatial sizes > 0.", False),
                     (grid_name, f"The forward sampling grid, {grid_layout}, ({coords}) normalised to [-1, 1].", False)],
             outputs=[(self.outputs[0], f"Gradient of {x_name}, shaped like it. Optional.", True),
-                     (self.outputs[1], f"Gradient of {grid_name}, shaped like it (zero in nearest mode). Optional.", True)],
+                     (self.outputs[1], f"Gradient of {grid_name}, shaped like it (zero in nearest mode). Optional.",
+                      True)],
             attributes=[
-                ("interpolation_mode", "bilinear", f"One of {modes}: 'nearest' rounds half to even"
-                                                   + (", 'bicubic' uses A = -0.75." if "bicubic" in self.modes else ".")),
-                ("padding_mode", "zeros", "'zeros' (default), 'border' or 'reflection': how points outside the image read."),
-                ("align_corners", 0, "1: -1 and 1 are the centres of the corner pixels; 0 (default): their outer edges."),
+                ("interpolation_mode", "bilinear",
+                 f"One of {modes}: 'nearest' rounds half to even"
+                 + (", 'bicubic' uses A = -0.75." if "bicubic" in self.modes else ".")),
+                ("padding_mode", "zeros",
+                 "'zeros' (default), 'border' or 'reflection': how points outside the image read."),
+                ("align_corners", 0,
+                 "1: -1 and 1 are the centres of the corner pixels; 0 (default): their outer edges."),
             ],
             infer=infer, since_version=self.since_version)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class ResizeAttributes:
     exclude_outside: int = 0
     extrapolation_value: float = 0.0
     antialias: int = 0
-    axes: Optional[tuple] = None
+    axes: tuple | None = None
     keep_aspect_ratio_policy: str = "stretch"
 
     def validate(self, op: str) -> None:
@@ -78,7 +78,7 @@ class AxisPlan:
     roi_end: np.float32
 
 
-def _axes(op: str, axes, rank: Optional[int]) -> Optional[List[int]]:
+def _axes(op: str, axes, rank: int | None) -> list[int] | None:
     """The `axes` attribute normalised (negative counts from the end) and checked, or None (all axes)."""
     if axes is None:
         return None
@@ -88,14 +88,15 @@ def _axes(op: str, axes, rank: Optional[int]) -> Optional[List[int]]:
     normalised = []
     for a in axes:
         if not -rank <= a < rank:
-            raise ResampleGradError(op, f"attribute 'axes' has {a}, outside [-{rank}, {rank - 1}] for the rank-{rank} X")
+            raise ResampleGradError(op,
+                                    f"attribute 'axes' has {a}, outside [-{rank}, {rank - 1}] for the rank-{rank} X")
         normalised.append(a % rank)
     if len(set(normalised)) != len(normalised):
         raise ResampleGradError(op, f"attribute 'axes' repeats an axis: {axes}")
     return normalised
 
 
-def plan(op: str, attrs: ResizeAttributes, x_shape: Sequence[int], roi, scales, sizes) -> List[AxisPlan]:
+def plan(op: str, attrs: ResizeAttributes, x_shape: Sequence[int], roi, scales, sizes) -> list[AxisPlan]:
     """Per axis of X: input and output length, scale and roi, as onnxruntime's Resize computes them.
 
     roi, scales, sizes: arrays or None (an empty array counts as not given, as in Resize-11).
@@ -117,7 +118,7 @@ def plan(op: str, attrs: ResizeAttributes, x_shape: Sequence[int], roi, scales, 
         if attrs.keep_aspect_ratio_policy != "stretch":
             raise ResampleGradError(op, "input 'scales' cannot be used with keep_aspect_ratio_policy "
                                         f"{attrs.keep_aspect_ratio_policy!r} (as Resize): give sizes")
-        for a, s in zip(listed, values.astype(np.float32)):
+        for a, s in zip(listed, values.astype(np.float32), strict=True):
             if not (np.isfinite(s) and s > 0):
                 raise ResampleGradError(op, f"input 'scales' must hold finite values > 0, got {values.tolist()}")
             full_scale[a] = f32(s)
@@ -126,12 +127,14 @@ def plan(op: str, attrs: ResizeAttributes, x_shape: Sequence[int], roi, scales, 
         values = values.astype(np.int64)
         if (values <= 0).any():
             raise ResampleGradError(op, f"input 'sizes' must hold values > 0, got {values.tolist()}")
-        ratios = {a: (f32(1) if x_shape[a] == 0 else f32(s) / f32(x_shape[a])) for a, s in zip(listed, values)}
+        ratios = {a: (f32(1) if x_shape[a] == 0 else f32(s) / f32(x_shape[a])) for a,
+                  s in zip(listed, values, strict=True)}
         if attrs.keep_aspect_ratio_policy == "stretch":
-            for a, s in zip(listed, values):
+            for a, s in zip(listed, values, strict=True):
                 if x_shape[a] == 0:  # onnxruntime: "Input dim is zero but required output dim is non-zero"
                     raise ResampleGradError(op, f"input 'sizes' asks for length {int(s)} at dimension {a}, where X has "
-                                                "length 0 (as Resize: an empty axis cannot be resized to a non-empty one)")
+                                                "length 0 (as Resize: an empty axis cannot be resized to a non-empty "
+                                                "one)")
                 full_scale[a], out[a] = ratios[a], int(s)
         else:
             joint = (min if attrs.keep_aspect_ratio_policy == "not_larger" else max)(ratios.values())
@@ -250,7 +253,7 @@ def _merge(index: np.ndarray, weight: np.ndarray):
     merged_weight = np.zeros_like(weight)
     for o in range(index.shape[0]):
         seen = {}
-        for i, w in zip(index[o], weight[o]):
+        for i, w in zip(index[o], weight[o], strict=True):
             seen[int(i)] = f32(seen.get(int(i), f32(0)) + w)
         merged_index[o, :len(seen)] = list(seen)
         merged_weight[o, :len(seen)] = list(seen.values())

@@ -7,8 +7,6 @@ the kernel refuses, and a dY whose shape Resize would not produce, give NaN shap
 """
 from __future__ import annotations
 
-from typing import List
-
 import numpy as np
 import onnx
 
@@ -170,7 +168,7 @@ def antialias_matrix(g: Graph, coord: str, scale: str, in_len: str, columns: str
     return g.Where(reads, g.Mul(folded, inverse_total), _f(g, 0.0))
 
 
-def resize_grad_body(key: BodyKey, inputs: List[str], rank: int) -> onnx.FunctionProto:
+def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.FunctionProto:
     """The body of a ResizeGrad node whose X has rank `rank` (inputs dY, X, roi, scales, sizes: attach() gives
     every node all five, an absent one as an empty tensor)."""
     g = key.graph()

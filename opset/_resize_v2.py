@@ -9,15 +9,25 @@ shaped like the forward input. Coordinate modes are align_corners / half_pixel_c
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 from onnx import defs
 
 from . import _taps
 from ._common import (
-    ResampleGradError, attribute_value, check_bool_attr, check_dim_equal, check_float_dtypes, check_rank,
-    check_scale_attr, compute_dtype, input_elem_type, input_shape, make_schema, make_tensor_type,
+    ResampleGradError,
+    attribute_value,
+    check_bool_attr,
+    check_dim_equal,
+    check_float_dtypes,
+    check_rank,
+    check_scale_attr,
+    compute_dtype,
+    input_elem_type,
+    input_shape,
+    make_schema,
+    make_tensor_type,
 )
 
 SIZE_TYPES = ["tensor(int32)", "tensor(int64)"]
@@ -38,7 +48,7 @@ class ResizeV2Spec:
         return list(_taps.TAP_KINDS).index(self.taps)
 
     @property
-    def names(self) -> Tuple[str, ...]:
+    def names(self) -> tuple[str, ...]:
         return ("H", "W") if self.spatial == 2 else ("L",)
 
     def layout(self, suffix: str) -> str:
@@ -51,14 +61,15 @@ class ResizeV2Spec:
             values = [0.0] * self.spatial if value is None else [float(v) for v in value]
             if len(values) != self.spatial:
                 raise ResampleGradError(self.op_type, f"attribute 'scales' must have {self.spatial} values "
-                                                      f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], got {values}")
+                                                      f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], got "
+                                                      f"{values}")
             names = [f"scales[{k}]" for k in range(self.spatial)]
-        for name, v in zip(names, values):
+        for name, v in zip(names, values, strict=True):
             check_scale_attr(self.op_type, name, v)
         return values
 
-    def validate(self, align_corners: int, half_pixel_centers: int, scales, grads: Optional[Sequence],
-                 original: Optional[Sequence]) -> list:
+    def validate(self, align_corners: int, half_pixel_centers: int, scales, grads: Sequence | None,
+                 original: Sequence | None) -> list:
         """Checks attributes and shapes (None where unknown); returns y's shape. `original` is
         original_image's shape, or [H, W] from `size` (None entries where unknown)."""
         op = self.op_type
@@ -80,9 +91,10 @@ class ResizeV2Spec:
                 if len(original) != self.spatial:
                     raise ResampleGradError(op, f"input 'size' must hold {self.spatial} values "
                                                 f"[{', '.join(f'{n}_in' for n in self.names)}], got {list(original)}")
-                for name, value in zip(self.names, original):
+                for name, value in zip(self.names, original, strict=True):
                     if value is not None and value <= 0:
-                        raise ResampleGradError(op, f"input 'size' must hold a positive {name}_in, got {list(original)}")
+                        raise ResampleGradError(op,
+                                                f"input 'size' must hold a positive {name}_in, got {list(original)}")
             batch = [None, None] if grads is None else list(grads[:2])
             return batch + (list(original) if original is not None else [None] * self.spatial)
         if original is not None:
@@ -103,7 +115,8 @@ class ResizeV2Spec:
         if self.shape_input == "size":
             check_float_dtypes(self.op_type, grads=grads)
             if original.dtype not in (np.int32, np.int64):
-                raise ResampleGradError(self.op_type, f"input 'size' has dtype {original.dtype}; expected int32 or int64")
+                raise ResampleGradError(self.op_type,
+                                        f"input 'size' has dtype {original.dtype}; expected int32 or int64")
             spatial_in = [int(v) for v in original.reshape(-1)]
         else:
             check_float_dtypes(self.op_type, grads=grads, original_image=original)
@@ -129,7 +142,8 @@ class ResizeV2Spec:
                                              "1 / scale) when align_corners is 0. 0 (default): the size ratio."))
         else:
             attributes.append(("scales", [0.0] * self.spatial,
-                               f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], forward scales output / input; "
+                               f"[{', '.join(f'scale_{n.lower()}' for n in self.names)}], forward scales output / "
+                               f"input; "
                                "a value > 0 replaces that axis's size ratio (index scale 1 / value) when align_corners "
                                "is 0. Default zeros: the size ratios."))
         if self.shape_input == "size":
@@ -158,7 +172,7 @@ class ResizeV2Spec:
                            type_constraints=constraints)
 
 
-def constant_input(ctx, index: int) -> Optional[np.ndarray]:
+def constant_input(ctx, index: int) -> np.ndarray | None:
     """The value of a constant input under shape inference (None when it is not a constant)."""
     try:
         data = ctx.get_input_data(index)

@@ -13,14 +13,13 @@ the other lengths are run-time values (int64 [A]), so one body serves every shap
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
 
 from ._graph import DOUBLE, FLOAT, INT64, BodyKey, Graph
 from ._grid_body import CUBIC_OFFSETS, cubic_weights
-
 
 ANY = 2 ** 62  # an upper bound no length reaches
 
@@ -29,11 +28,11 @@ ANY = 2 ** 62  # an upper bound no length reaches
 class Axes:
     """The resized axes' lengths: in_len and out_len int64 [A, 1], the longest output `out_max` (scalar), and
     dst: 0 .. out_max - 1 (int64 [out_max])."""
-    in_len: Optional[str]  # None when known_in
+    in_len: str | None  # None when known_in
     out_len: str
     out_max: str
     dst: str
-    known_in: Optional[List[int]] = None  # the input lengths when they are attributes
+    known_in: list[int] | None = None  # the input lengths when they are attributes
 
     def input_lengths(self, g: Graph, dtype: int) -> str:
         """in_len [A, 1] as `dtype`."""

@@ -20,7 +20,7 @@ can move when a product is rounded differently:
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def taps_from_columns(input_size: int, columns) -> Taps:
     return Taps(input_size, index, weight)
 
 
-def separable_backward(grad: np.ndarray, taps: Sequence[Optional[Taps]], input_shape: Sequence[int]) -> np.ndarray:
+def separable_backward(grad: np.ndarray, taps: Sequence[Taps | None], input_shape: Sequence[int]) -> np.ndarray:
     """dx = dy contracted with M_a^T along every axis a that has taps (None: an axis the forward kept).
 
     Accumulates in float32 for the half types and float, float64 for double; rounds once.
@@ -137,7 +137,8 @@ def aten_linear(input_size: int, output_size: int, align_corners: bool, scale: f
     opmath = np.dtype(opmath).type
     if output_size == input_size:
         dst = np.arange(output_size)
-        return taps_from_columns(input_size, [(dst, np.ones(output_size, opmath)), (dst, np.zeros(output_size, opmath))])
+        return taps_from_columns(input_size,
+                                 [(dst, np.ones(output_size, opmath)), (dst, np.zeros(output_size, opmath))])
     ratio = aten_scale(input_size, output_size, scale, align_corners, opmath)
     index0, lam1 = _guard_index(aten_source_index(ratio, output_size, align_corners, False, opmath), input_size)
     index1 = index0 + (index0 < input_size - 1)
@@ -168,7 +169,8 @@ def aten_cubic(input_size: int, output_size: int, align_corners: bool, scale: fl
     ratio = aten_scale(input_size, output_size, scale, align_corners, opmath)
     index, t = _guard_index(aten_source_index(ratio, output_size, align_corners, True, opmath), input_size)
     coefficients = cubic_coefficients(t, -0.75)
-    return taps_from_columns(input_size, [(np.clip(index - 1 + k, 0, input_size - 1), coefficients[k]) for k in range(4)])
+    return taps_from_columns(input_size,
+                             [(np.clip(index - 1 + k, 0, input_size - 1), coefficients[k]) for k in range(4)])
 
 
 def _aa_linear_filter(x):
@@ -248,7 +250,10 @@ def tf_legacy_linear(input_size: int, output_size: int, scale: float, opmath) ->
     """TensorFlow ResizeBilinearGrad with both flags off (LegacyScaler): float32 src = i * s, top floor(src),
     bottom min(ceil(src), in - 1), lerp src - floor(src). The top index is clamped too (TF leaves it
     unclamped; only a given scale could reach it). The scale is 1 / scale in double, rounded to float32."""
-    ratio = np.float32(1.0 / float(np.float32(scale))) if scale > 0 else np.float32(input_size) / np.float32(output_size)
+    if scale > 0:
+        ratio = np.float32(1.0 / float(np.float32(scale)))
+    else:
+        ratio = np.float32(input_size) / np.float32(output_size)
     src = np.arange(output_size).astype(np.float32) * ratio
     low = np.floor(src)
     top = np.minimum(low.astype(np.int64), input_size - 1)

@@ -9,15 +9,25 @@ the forward scales (torch-style: output / input; 0 or absent: the size ratio).
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 from onnx import defs
 
 from . import _taps
 from ._common import (
-    ResampleGradError, attribute_value, check_bool_attr, check_float_dtypes, check_output_size, check_scale_attr,
-    compute_dtype, input_elem_type, input_shape, make_schema, make_tensor_type, resolve_input_size,
+    ResampleGradError,
+    attribute_value,
+    check_bool_attr,
+    check_float_dtypes,
+    check_output_size,
+    check_scale_attr,
+    compute_dtype,
+    input_elem_type,
+    input_shape,
+    make_schema,
+    make_tensor_type,
+    resolve_input_size,
 )
 
 AXIS_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
@@ -26,14 +36,14 @@ AXIS_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
 class UpsampleSpec:
     op_type: str
     since_version: int
-    spatial_ranks: Tuple[int, ...]  # spatial axes the op accepts, the main form first
+    spatial_ranks: tuple[int, ...]  # spatial axes the op accepts, the main form first
     taps: str  # a key of _taps.TAP_KINDS
-    scales: Tuple[str, ...] = ()  # one float attribute per spatial axis of the main form
+    scales: tuple[str, ...] = ()  # one float attribute per spatial axis of the main form
     scales_list: str = ""  # or one list attribute holding them all
     align_corners: bool = False
     output_size_required: bool = False
     output_size_or_scales: bool = False  # GE: exactly one of output_size and scales
-    axis_names: Optional[Tuple[str, ...]] = None  # default AXIS_NAMES by rank
+    axis_names: tuple[str, ...] | None = None  # default AXIS_NAMES by rank
     output: str = "grad_input"
 
     @property
@@ -43,13 +53,13 @@ class UpsampleSpec:
 
     # ----------------------------------------------------------------------- checks
 
-    def names(self, spatial: int) -> Tuple[str, ...]:
+    def names(self, spatial: int) -> tuple[str, ...]:
         return self.axis_names if self.axis_names and len(self.axis_names) == spatial else AXIS_NAMES[spatial]
 
     def layout(self, spatial: int, suffix: str = "") -> str:
         return "[N, C, " + ", ".join(f"{n}{suffix}" for n in self.names(spatial)) + "]"
 
-    def scale_values(self, attrs: Dict, spatial: int) -> list:
+    def scale_values(self, attrs: dict, spatial: int) -> list:
         """The forward scale of each spatial axis (0 when not given), last axis last."""
         if self.scales_list:
             values = [float(v) for v in (attrs.get(self.scales_list) or [])]
@@ -58,7 +68,7 @@ class UpsampleSpec:
                                                       f"[{', '.join(self.names(spatial))}], got {values}")
             names = [f"{self.scales_list}[{k}]" for k in range(spatial)]
             values = values or [0.0] * spatial
-            for name, value in zip(names, values):
+            for name, value in zip(names, values, strict=True):
                 check_scale_attr(self.op_type, name, value)
             return values
         # every scale attribute, as the kernel: the 1-D form of a 2-D op does not read scales_h, but a bad value
@@ -67,7 +77,7 @@ class UpsampleSpec:
             check_scale_attr(self.op_type, name, float(attrs.get(name) or 0.0))
         return [float(attrs.get(name) or 0.0) for name in self.scales[len(self.scales) - spatial:]]
 
-    def validate(self, grad_shape: Optional[Sequence], attrs: Dict) -> Tuple[list, int]:
+    def validate(self, grad_shape: Sequence | None, attrs: dict) -> tuple[list, int]:
         """Checks the attributes against grad_output's shape: (grad_input shape with None where unknown,
         number of spatial axes)."""
         op = self.op_type
@@ -95,8 +105,8 @@ class UpsampleSpec:
         names = self.names(spatial)
         check_output_size(op, output_size, grad_shape[2:], names)
         if input_size is not None and len(input_size) != 2 + spatial:
-            raise ResampleGradError(op, f"attribute 'input_size' must have {2 + spatial} values {self.layout(spatial)}, "
-                                        f"got {[int(v) for v in input_size]}")
+            raise ResampleGradError(op, f"attribute 'input_size' must have {2 + spatial} values "
+                                        f"{self.layout(spatial)}, got {[int(v) for v in input_size]}")
         return resolve_input_size(op, input_size, grad_shape, names), spatial
 
     # ----------------------------------------------------------------------- reference

@@ -12,9 +12,9 @@ import onnx
 from resample_grad.constants import INTERPOLATION_MODES
 
 from ._common import ReferenceOp
-from ._grid_sampler import GridSamplerSpec
 from ._graph import BodyKey
 from ._grid_body import grid_sampler_body
+from ._grid_sampler import GridSamplerSpec
 
 OP_TYPE = "GridSampler2DGrad"
 SPEC = GridSamplerSpec(OP_TYPE, since_version=1, spatial=2, inputs=("grad_output", "input", "grid"),

@@ -13,9 +13,9 @@ import onnx
 from resample_grad.constants import INTERPOLATION_MODES_3D
 
 from ._common import ReferenceOp
-from ._grid_sampler import GridSamplerSpec
 from ._graph import BodyKey
 from ._grid_body import grid_sampler_body
+from ._grid_sampler import GridSamplerSpec
 from .grid_sampler_2d_grad import _str
 
 OP_TYPE = "GridSampler3DGrad"

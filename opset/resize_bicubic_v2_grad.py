@@ -14,8 +14,8 @@ from __future__ import annotations
 import onnx
 
 from ._common import ReferenceOp
-from ._resize_v2 import ResizeV2Spec
 from ._graph import BodyKey
+from ._resize_v2 import ResizeV2Spec
 from ._separable_body import resize_v2_body
 
 OP_TYPE = "ResizeBicubicV2Grad"

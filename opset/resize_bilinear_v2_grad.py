@@ -12,8 +12,8 @@ from __future__ import annotations
 import onnx
 
 from ._common import ReferenceOp
-from ._resize_v2 import ResizeV2Spec
 from ._graph import BodyKey
+from ._resize_v2 import ResizeV2Spec
 from ._separable_body import resize_v2_body
 
 OP_TYPE = "ResizeBilinearV2Grad"
@@ -22,7 +22,8 @@ SCHEMA = SPEC.schema(
     "Gradient of bilinear resize: each grads element is spread over the four input pixels the forward "
     "resize read, with the same bilinear weights. Coordinate modes: align_corners=1 (torch "
     "align_corners=True), half_pixel_centers=1 (torch align_corners=False), both 0 (TensorFlow legacy).",
-    "half_pixel_centers=1: src = (dst + 0.5) * scale - 0.5 clamped at 0. Both 0: TensorFlow's legacy src = dst * scale.")
+    "half_pixel_centers=1: src = (dst + 0.5) * scale - 0.5 clamped at 0. "
+    "Both 0: TensorFlow's legacy src = dst * scale.")
 
 
 def resize_bilinear_v2_grad(grads, original_image, align_corners=0, half_pixel_centers=0, scales=(0.0, 0.0)):

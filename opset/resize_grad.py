@@ -14,16 +14,22 @@ import numpy as np
 import onnx
 from onnx import defs
 
-
 from . import _onnx_resize
 from ._common import (
-    FLOAT_TYPES, ReferenceOp, ResampleGradError, attribute_value, check_float_dtypes, input_elem_type,
-    input_shape, make_schema, make_tensor_type,
+    FLOAT_TYPES,
+    ReferenceOp,
+    ResampleGradError,
+    attribute_value,
+    check_float_dtypes,
+    input_elem_type,
+    input_shape,
+    make_schema,
+    make_tensor_type,
 )
-from ._onnx_resize import COORDINATE_MODES, NEAREST_MODES, POLICIES, ResizeAttributes
-from ._resize_v2 import constant_input
 from ._graph import BodyKey
+from ._onnx_resize import COORDINATE_MODES, NEAREST_MODES, POLICIES, ResizeAttributes
 from ._resize_body import resize_grad_body
+from ._resize_v2 import constant_input
 from ._taps import separable_backward
 
 OP_TYPE = "ResizeGrad"
@@ -82,7 +88,8 @@ class ResizeGrad(ReferenceOp):
 
 ATTRIBUTES = [
     ("mode", "nearest", "As Resize: 'nearest' (default), 'linear' or 'cubic'."),
-    ("coordinate_transformation_mode", "half_pixel", "As Resize: " + ", ".join(repr(m) for m in COORDINATE_MODES) + "."),
+    ("coordinate_transformation_mode", "half_pixel",
+     "As Resize: " + ", ".join(repr(m) for m in COORDINATE_MODES) + "."),
     ("nearest_mode", "round_prefer_floor", "As Resize: " + ", ".join(repr(m) for m in NEAREST_MODES) + "."),
     ("cubic_coeff_a", -0.75, "As Resize: the cubic coefficient A."),
     ("exclude_outside", 0, "As Resize: 1 drops the cubic (and antialias) taps outside the input and renormalises."),
@@ -108,7 +115,8 @@ def _infer(ctx):
         known = all(v is not None for v in constants.values()) and None not in x_shape
         if known:
             expected = expected_output_shape(attrs, x_shape, *[constants[n] for n in OPTIONAL_INPUTS])
-            _check_output([d if d is not None else e for d, e in zip(dy_shape, expected)], x_shape, expected)
+            _check_output([d if d is not None else e for d, e in zip(dy_shape, expected, strict=True)], x_shape,
+                          expected)
         elif attrs.axes is not None:
             _onnx_resize._axes(OP_TYPE, attrs.axes, len(x_shape))
     if dy_shape is not None and x_shape is None:

@@ -1,8 +1,10 @@
 """UpsampleBilinear2dGrad: gradient of torch's bilinear upsampling, 2-D, and of linear upsampling, 1-D.
 
 Implements
-aten::upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
-aten::upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor (a 3-D grad_output; its axis is W, its scale scales_w)
+aten::upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners,
+    float? scales_h=None, float? scales_w=None) -> Tensor
+aten::upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners,
+    float? scales=None) -> Tensor (a 3-D grad_output; its axis is W, its scale scales_w)
 (aclnnUpsampleBilinear2dBackwardV2 and aclnnUpsampleLinear1dBackward, GE op UpsampleBilinear2dGrad). Per axis,
 each output spreads over two inputs per axis with weights (1 - l, l) (aten
 compute_source_index_and_lambda; out == in copies).
@@ -17,17 +19,22 @@ from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleBilinear2dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(2, 1), taps='linear', scales=('scales_h', 'scales_w'), align_corners=True, output_size_required=True)
-SCHEMA = SPEC.schema('Gradient of bilinear upsampling (aten::upsample_bilinear2d_backward; a 3-D grad_output is upsample_linear1d_backward): each grad_output element is spread over the two input elements per axis the forward interpolated, with the same weights.')
+SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(2, 1), taps='linear', scales=('scales_h', 'scales_w'),
+                    align_corners=True, output_size_required=True)
+SCHEMA = SPEC.schema('Gradient of bilinear upsampling (aten::upsample_bilinear2d_backward; a 3-D grad_output is '
+                     'upsample_linear1d_backward): each grad_output element is spread over the two input elements per '
+                     'axis the forward interpolated, with the same weights.')
 
 
 def upsample_bilinear2d_grad(grad_output, input_size, output_size, align_corners=0, scales_h=0.0, scales_w=0.0):
-    return SPEC.reference(grad_output, input_size=input_size, output_size=output_size, align_corners=align_corners, scales_h=scales_h, scales_w=scales_w)
+    return SPEC.reference(grad_output, input_size=input_size, output_size=output_size, align_corners=align_corners,
+                          scales_h=scales_h, scales_w=scales_w)
 
 
 class UpsampleBilinear2dGrad(ReferenceOp):
     def _run(self, grad_output, input_size=None, output_size=None, align_corners=None, scales_h=None, scales_w=None):
-        return (upsample_bilinear2d_grad(grad_output, input_size, output_size, align_corners or 0, scales_h or 0.0, scales_w or 0.0),)
+        return (upsample_bilinear2d_grad(grad_output, input_size, output_size, align_corners or 0, scales_h or 0.0,
+                                         scales_w or 0.0),)
 
 
 def body(key: BodyKey) -> onnx.FunctionProto:

@@ -1,7 +1,8 @@
 """UpsampleNearestExact3dGrad: gradient of torch's nearest-exact upsampling of volumes (5-D).
 
 Implements
-aten::_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+aten::_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size,
+    float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 (aclnnUpsampleNearestExact3dBackward, GE op UpsampleNearestExact3dGrad). Per axis,
 as UpsampleNearestExact2dGrad: min(floor((o + 0.5) * scale), in - 1).
 """
@@ -15,8 +16,11 @@ from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
 OP_TYPE = "UpsampleNearestExact3dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(3,), taps='nearest_exact', scales_list='scales', output_size_or_scales=True, output='y')
-SCHEMA = SPEC.schema('Gradient of nearest-exact 3-D upsampling (aten::_upsample_nearest_exact3d_backward): every grad_output element is added to the input element it was read from, min(floor((o + 0.5) * scale), in - 1) per axis.')
+SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(3,), taps='nearest_exact', scales_list='scales',
+                    output_size_or_scales=True, output='y')
+SCHEMA = SPEC.schema('Gradient of nearest-exact 3-D upsampling (aten::_upsample_nearest_exact3d_backward): every '
+                     'grad_output element is added to the input element it was read from, min(floor((o + 0.5) * '
+                     'scale), in - 1) per axis.')
 
 
 def upsample_nearest_exact3d_grad(grad_output, input_size, output_size=None, scales=()):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -32,14 +32,14 @@ ALL_DTYPES = ("float32", "float64", "float16", "bfloat16")
 class Case:
     op_type: str
     name: str
-    inputs: Dict[str, Tuple[int, ...]]  # input name -> shape
+    inputs: dict[str, tuple[int, ...]]  # input name -> shape
     attrs: dict
-    outputs: Tuple[str, ...]  # output names; "" leaves an optional output out
+    outputs: tuple[str, ...]  # output names; "" leaves an optional output out
     oracle: Callable  # (float inputs as torch tensors) -> tuple of torch tensors, one per named output
-    dtypes: Tuple[str, ...] = ("float32", "float64")
-    grid: Optional[Callable] = None  # rng -> grid values (grid samplers), default uniform [-1.2, 1.2]
-    ints: Optional[dict] = None  # inputs that are int64 tensors with these values (sizes)
-    empty: Tuple[str, ...] = ()  # float inputs given as empty tensors (absent roi / scales)
+    dtypes: tuple[str, ...] = ("float32", "float64")
+    grid: Callable | None = None  # rng -> grid values (grid samplers), default uniform [-1.2, 1.2]
+    ints: dict | None = None  # inputs that are int64 tensors with these values (sizes)
+    empty: tuple[str, ...] = ()  # float inputs given as empty tensors (absent roi / scales)
 
     @property
     def id(self) -> str:
@@ -58,7 +58,7 @@ def grid_sampler_oracle(interpolation, padding, align_corners, mask):
         torch = _torch()
         gi, gg = torch.ops.aten.grid_sampler_2d_backward(
             grad_output, input, grid, INTERPOLATION[interpolation], PADDING[padding], bool(align_corners), list(mask))
-        return tuple(t for t, keep in zip((gi, gg), mask) if keep)
+        return tuple(t for t, keep in zip((gi, gg), mask, strict=True) if keep)
     return oracle
 
 
@@ -202,7 +202,8 @@ def _nearest_cases():
         size = [2, 3, hi, wi]
         cases.append(Case("UpsampleNearestExact2dGrad", name, {"grad_output": (2, 3, ho, wo)},
                           dict(input_size=size, scales_h=sh, scales_w=sw), ("grad_input",),
-                          nearest_exact2d_oracle(size, sh, sw), ALL_DTYPES if name == "mixed" else ("float32", "float64")))
+                          nearest_exact2d_oracle(size, sh, sw),
+                          ALL_DTYPES if name == "mixed" else ("float32", "float64")))
     cases.append(Case("UpsampleNearestExact2dGrad", "dynamic_batch_output_size", {"grad_output": (1, 4, 9, 6)},
                       dict(input_size=[-1, 4, 3, 4], output_size=[9, 6]), ("grad_input",),
                       nearest_exact2d_oracle([-1, 4, 3, 4], 0.0, 0.0)))
@@ -222,7 +223,8 @@ def _bilinear_cases():
         attrs = dict(align_corners=corners, half_pixel_centers=half, scales=list(scales))
         cases.append(Case("ResizeBilinearV2Grad", f"{mode}-{name}",
                           {"grads": (2, 3, ho, wo), "original_image": (2, 3, hi, wi)}, attrs, ("y",),
-                          bilinear_oracle(corners, half, scales), ALL_DTYPES if name == "mixed" else ("float32", "float64")))
+                          bilinear_oracle(corners, half, scales),
+                          ALL_DTYPES if name == "mixed" else ("float32", "float64")))
     return cases
 
 
@@ -253,9 +255,11 @@ UPSAMPLE_FAMILY = {
     "UpsampleNearestExact3dGrad": ("_upsample_nearest_exact3d_backward", None, 3, False, "list:scales", False),
     "UpsampleBilinear2dGrad": ("upsample_bilinear2d_backward", "upsample_linear1d_backward", 2, True,
                                ("scales_h", "scales_w"), True),
-    "UpsampleTrilinear3dBackward": ("upsample_trilinear3d_backward", None, 3, True, ("scale_d", "scale_h", "scale_w"), True),
+    "UpsampleTrilinear3dBackward": ("upsample_trilinear3d_backward", None, 3, True, ("scale_d", "scale_h", "scale_w"),
+                                    True),
     "UpsampleBicubic2dGrad": ("upsample_bicubic2d_backward", None, 2, True, ("scales_h", "scales_w"), False),
-    "UpsampleBilinear2dAABackward": ("_upsample_bilinear2d_aa_backward", None, 2, True, ("scales_h", "scales_w"), False),
+    "UpsampleBilinear2dAABackward": ("_upsample_bilinear2d_aa_backward", None, 2, True, ("scales_h", "scales_w"),
+                                     False),
     "UpsampleBicubic2dAAGrad": ("_upsample_bicubic2d_aa_backward", None, 2, True, ("scales_h", "scales_w"), True),
 }
 
@@ -287,7 +291,7 @@ def upsample_attrs(op_type, input_size, output_size, scales, align_corners):
             attrs["output_size"] = list(output_size)
         return attrs
     attrs["output_size"] = list(output_size)
-    attrs.update(zip(scale_attrs[len(scale_attrs) - len(scales):], scales))
+    attrs.update(zip(scale_attrs[len(scale_attrs) - len(scales):], scales, strict=True))
     return attrs
 
 
@@ -300,7 +304,7 @@ def _upsample_cases():
             axes = axes[3 - rank:] if rank == 3 else axes[:rank]
             if rank == 3 and name == "down_large":
                 axes = ((40, 4, 0.0), (20, 3, 0.0), (12, 2, 0.0))  # keeps the 5-D case small
-            ins, outs, scales = zip(*axes)
+            ins, outs, scales = zip(*axes, strict=True)
             if corners and any(scales):
                 continue  # align_corners ignores scales (checked once below)
             input_size = (2, 3, *ins)
@@ -312,7 +316,7 @@ def _upsample_cases():
                 upsample_oracle(aten_name, input_size, corners, scales), dtypes))
         if has_corners:  # align_corners ignores a given scale, as aten
             axes = AXIS_SIZES["scales_given"][:spatial]
-            ins, outs, scales = zip(*axes)
+            ins, outs, scales = zip(*axes, strict=True)
             input_size = (1, 2, *ins)
             cases.append(Case(op_type, f"{spatial}d-align_corners_ignores_scales", {"grad_output": (1, 2, *outs)},
                               upsample_attrs(op_type, input_size, outs, scales, 1), ("grad_input",),
@@ -339,7 +343,8 @@ def _v2_cases():
                               dict(align_corners=corners, scales=[sh, sw]), ("y",),
                               _v2_oracle("upsample_bicubic2d_backward", corners, [sh, sw]), dtypes))
             cases.append(Case("ResizeLinearGrad", f"{name}-ac{corners}",
-                              {"grads": (2, 3, wo), "original_image": (2, 3, wi)}, dict(align_corners=corners, scale=sw),
+                              {"grads": (2, 3, wo), "original_image": (2, 3, wi)},
+                              dict(align_corners=corners, scale=sw),
                               ("y",), _v2_oracle("upsample_linear1d_backward", corners, [sw]), dtypes))
             for half in (0, 1):
                 if corners and half:
@@ -399,7 +404,7 @@ def grid_sampler_3d_oracle(interpolation, padding, align_corners, mask):
         torch = _torch()
         gi, gg = torch.ops.aten.grid_sampler_3d_backward(
             grad, x, grid, INTERPOLATION[interpolation], PADDING[padding], bool(align_corners), list(mask))
-        return tuple(t for t, keep in zip((gi, gg), mask) if keep)
+        return tuple(t for t, keep in zip((gi, gg), mask, strict=True) if keep)
     return oracle
 
 
@@ -430,7 +435,7 @@ def _grid3d_cases():
     return cases
 
 
-# --------------------------------------------------------------------------- ResizeGrad where torch has the same forward
+# ---------------------------------------------------------------------- ResizeGrad where torch has the same forward
 
 def interpolate_oracle(size, **kwargs):
     """torch autograd of F.interpolate: the gradient of the input for grad_output."""
@@ -445,7 +450,8 @@ def interpolate_oracle(size, **kwargs):
 
 # name: (ResizeGrad attributes, F.interpolate keyword arguments, spatial in, spatial out)
 RESIZE_LIKE_TORCH = {
-    "nearest_asymmetric_floor": (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    "nearest_asymmetric_floor": (dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                                      nearest_mode="floor"),
                                  dict(mode="nearest"), ((4, 5), (8, 10))),
     "nearest_1d": (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
                    dict(mode="nearest"), ((6,), (12,))),
@@ -453,7 +459,8 @@ RESIZE_LIKE_TORCH = {
                    dict(mode="nearest"), ((2, 3, 4), (4, 6, 8))),
     "nearest_down": (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
                      dict(mode="nearest"), ((8, 12), (4, 6))),
-    "nearest_exact": (dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
+    "nearest_exact": (dict(mode="nearest", coordinate_transformation_mode="half_pixel",
+                           nearest_mode="round_prefer_ceil"),
                       dict(mode="nearest-exact"), ((5, 6), (10, 12))),
     "linear_1d": (dict(mode="linear", coordinate_transformation_mode="half_pixel"), dict(mode="linear"), ((6,), (12,))),
     "linear_1d_align_corners": (dict(mode="linear", coordinate_transformation_mode="align_corners"),
@@ -487,7 +494,8 @@ def _resize_grad_cases():
     cases = []
     for name, (attrs, kwargs, (spatial_in, spatial_out)) in RESIZE_LIKE_TORCH.items():
         x_shape, y_shape = (2, 3, *spatial_in), (2, 3, *spatial_out)
-        cases.append(Case("ResizeGrad", name, {"dY": y_shape, "X": x_shape, "roi": (0,), "scales": (0,), "sizes": (2 + len(spatial_in),)},
+        cases.append(Case("ResizeGrad", name, {"dY": y_shape, "X": x_shape, "roi": (0,), "scales": (0,),
+                                               "sizes": (2 + len(spatial_in),)},
                           attrs, ("dX",), interpolate_oracle(spatial_out, **kwargs),
                           ("float32", "float16", "bfloat16") if name == "bilinear" else ("float32",),
                           ints={"sizes": list(y_shape)}, empty=("roi", "scales")))
@@ -518,7 +526,7 @@ CASES = (_grid_cases() + _nearest_cases() + _bilinear_cases() + _upsample_cases(
          + _resize_grad_cases() + _half_step_cases())
 
 
-def make_inputs(case: Case, seed: int) -> Dict[str, np.ndarray]:
+def make_inputs(case: Case, seed: int) -> dict[str, np.ndarray]:
     """float64 inputs for a case (the caller casts the float ones to the dtype under test); int inputs as given."""
     rng = np.random.default_rng(seed)
     arrays = {}
@@ -539,7 +547,8 @@ def oracle_outputs(case: Case, arrays: dict, dtype: str) -> list:
     # half types: the float32 oracle on the half-rounded inputs; int and empty inputs are the op's, not the oracle's
     from conftest import NUMPY_DTYPES
     torch = _torch()
-    as_torch = {name: torch.from_numpy(np.asarray(a.astype(NUMPY_DTYPES[dtype]), np.float64 if dtype == "float64" else np.float32))
+    as_torch = {name: torch.from_numpy(np.asarray(a.astype(NUMPY_DTYPES[dtype]),
+                                                  np.float64 if dtype == "float64" else np.float32))
                 for name, a in arrays.items() if not is_fixed(case, name)}
     return [t.detach().numpy().astype(np.float64) for t in case.oracle(*as_torch.values())]
 

@@ -11,11 +11,20 @@ import sys
 import zlib
 
 import numpy as np
-
-from cases import (CASES, Case, grid_sampler_3d_oracle, grid_sampler_oracle, interpolate_oracle, is_fixed,
-                   make_inputs, upsample_attrs, upsample_oracle, uniform_grid)
 import onnxruntime
 
+from cases import (
+    CASES,
+    Case,
+    grid_sampler_3d_oracle,
+    grid_sampler_oracle,
+    interpolate_oracle,
+    is_fixed,
+    make_inputs,
+    uniform_grid,
+    upsample_attrs,
+    upsample_oracle,
+)
 from conftest import NUMPY_DTYPES, one_node_model
 from resample_grad import opset, runtime
 

@@ -9,7 +9,7 @@ import onnxruntime
 import pytest
 from onnx import helper
 
-from conftest import one_node_model, run_model, session_for
+from conftest import one_node_model, run_model
 from resample_grad import opset, runtime
 
 ALL_OPS = ["GridSampler2DGrad", "UpsampleNearestExact1dGrad", "UpsampleNearestExact2dGrad", "ResizeBilinearV2Grad"]
@@ -31,7 +31,7 @@ def model_using_all_ops(opset_version=18, ir_version=None):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset_version)], **kwargs), inputs
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def onnxruntime_loads_opset(version: int) -> bool:
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
     graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe", [x],
@@ -60,7 +60,7 @@ def test_attach_any_default_opset(opset_version):
     from onnx.reference import ReferenceEvaluator
     model.opset_import.append(helper.make_opsetid(opset.DOMAIN, opset.VERSION))
     reference = ReferenceEvaluator(model, new_ops=opset.reference_ops()).run(None, feeds)
-    for ours, want in zip(with_functions, reference):
+    for ours, want in zip(with_functions, reference, strict=True):
         np.testing.assert_allclose(ours, want, rtol=1e-4, atol=1e-5)
 
 
@@ -110,7 +110,7 @@ def test_attach_gives_float_and_half_inputs_the_float32_body_and_double_the_doub
     assert attached.ir_version >= opset.OVERLOAD_IR_VERSION
     # the bodies differ in the arithmetic type: the float16 one casts its (checked) input to float32, the float and
     # double ones compute in their own type
-    for overload, want in zip(overloads, [[], [onnx.TensorProto.FLOAT], []]):
+    for overload, want in zip(overloads, [[], [onnx.TensorProto.FLOAT], []], strict=True):
         function = next(f for f in attached.functions if f.overload == overload)
         checked = next(n.output[0] for n in function.node if n.op_type == "Reshape" and n.input[0] == "grad_output")
         casts = [helper.get_attribute_value(n.attribute[0]) for n in function.node
@@ -145,7 +145,7 @@ def test_attach_names_each_body_when_onnxruntime_does_not_select_overloads(monke
     assert sorted(f.name for f in attached.functions) == sorted(names)
     feeds = {"g": np.random.default_rng(0).standard_normal((2, 3, 9, 11)).astype(np.float32)}
     got = onnxruntime.InferenceSession(attached.SerializeToString()).run(None, feeds)
-    for c, value in zip((0, 1), got):
+    for c, value in zip((0, 1), got, strict=True):
         want = opset.OPS["UpsampleBilinear2dGrad"].reference(feeds["g"], [2, 3, 5, 6], [9, 11], align_corners=c)
         np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-5)
     # the attached model validates and attaches again (to_ascend and the CLI read attached models)
@@ -194,8 +194,8 @@ def test_versioning_the_seed_ops_are_version_1_the_family_version_2():
                            dict(input_size=[1, 1, 2, 2], output_size=[4, 4]))
     del newer.opset_import[:]
     newer.opset_import.extend([helper.make_opsetid("", 18), helper.make_opsetid(opset.DOMAIN, 1)])
-    with pytest.raises(opset.ResampleGradError, match="UpsampleNearest2dGrad: an unnamed node needs resample_grad opset 2, "
-                                                      "the model imports 1"):
+    with pytest.raises(opset.ResampleGradError,
+                       match="UpsampleNearest2dGrad: an unnamed node needs resample_grad opset 2, the model imports 1"):
         opset.attach(newer)
 
 
@@ -240,16 +240,18 @@ def test_kernel_is_bit_identical_for_1_2_4_threads(op_type, inputs, attrs, dtype
     rng = np.random.default_rng(7)
     feeds = {n: (rng.uniform(-1.2, 1.2, s) if n == "grid" else rng.standard_normal(s)).astype(NUMPY_DTYPES[dtype])
              for n, s in inputs.items()}
-    outputs = ["grad_input", "grad_grid"] if op_type == "GridSampler2DGrad" else ["y"] if op_type.startswith("Resize") else ["grad_input"]
+    outputs = (["grad_input", "grad_grid"] if op_type == "GridSampler2DGrad"
+               else ["y"] if op_type.startswith("Resize") else ["grad_input"])
     model = one_node_model(op_type, inputs, outputs, attrs, dtype)
     results = [run_model(model, feeds, "kernel", threads=t) for t in (1, 2, 4)]
     for other in results[1:]:
-        for a, b in zip(results[0], other):
+        for a, b in zip(results[0], other, strict=True):
             assert a.tobytes() == b.tobytes()
 
 
 def test_empty_batch_and_channels_give_empty_outputs(path):
-    model = one_node_model("GridSampler2DGrad", {"grad_output": (0, 3, 2, 2), "input": (0, 3, 4, 4), "grid": (0, 2, 2, 2)},
+    model = one_node_model("GridSampler2DGrad", {"grad_output": (0, 3, 2, 2), "input": (0, 3, 4, 4),
+                                                 "grid": (0, 2, 2, 2)},
                            ["grad_input", "grad_grid"], {})
     feeds = {"grad_output": np.zeros((0, 3, 2, 2), np.float32), "input": np.zeros((0, 3, 4, 4), np.float32),
              "grid": np.zeros((0, 2, 2, 2), np.float32)}
@@ -263,7 +265,8 @@ def test_empty_batch_and_channels_give_empty_outputs(path):
 
 def test_library_exports_only_its_two_entry_points():
     import subprocess
-    symbols = subprocess.run(["nm", "-D", "--defined-only", runtime.library_path()], capture_output=True, text=True).stdout
+    symbols = subprocess.run(["nm", "-D", "--defined-only", runtime.library_path()], capture_output=True,
+                             text=True).stdout
     exported = {line.split()[-1] for line in symbols.splitlines() if " T " in line}
     assert exported == {"RegisterCustomOps", "ResampleGradIsa"}
 
@@ -285,7 +288,7 @@ def test_grid_functions_are_right_at_two_threads(op_type, spatial):
     options.intra_op_num_threads = 2
     session = onnxruntime.InferenceSession(opset.attach(model).SerializeToString(), options)
     for _ in range(5):
-        for got, ref in zip(session.run(None, feeds), want):
+        for got, ref in zip(session.run(None, feeds), want, strict=True):
             np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 
 

@@ -67,7 +67,8 @@ def inlined_size(model: onnx.ModelProto) -> int:
 def test_grid_sampler_bodies_stay_small(op_type, mode, padding, corners):
     spatial = 2 if op_type == "GridSampler2DGrad" else 3
     names = ("grad_output", "input", "grid") if spatial == 2 else ("grad", "x", "grid")
-    inputs = dict(zip(names, [(2, 3, *[4] * spatial), (2, 3, *[5] * spatial), (2, *[4] * spatial, spatial)]))
+    inputs = dict(zip(names, [(2, 3, *[4] * spatial), (2, 3, *[5] * spatial), (2, *[4] * spatial, spatial)],
+                      strict=True))
     model = one_node_model(op_type, inputs, ["gi", "gg"], dict(interpolation_mode=mode, padding_mode=padding,
                                                                  align_corners=corners), dtype="float16")
     assert inlined_size(model) <= GRID_TARGETS[op_type]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,10 +16,10 @@ from onnx import helper, numpy_helper
 
 from conftest import NUMPY_DTYPES, ONNX_DTYPES, one_node_model, run_model
 from resample_grad import opset, runtime
-from resample_grad.paths import disagreement
-from resample_grad.opset import ResampleGradError, _MODULES
+from resample_grad.opset import _MODULES, ResampleGradError
 from resample_grad.opset._resize_v2 import ResizeV2Spec
 from resample_grad.opset._upsample import UpsampleSpec
+from resample_grad.paths import disagreement
 
 EXAMPLES = int(os.environ.get("RESAMPLE_GRAD_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("RESAMPLE_GRAD_FUZZ_RANDOM") is None,
@@ -66,7 +65,8 @@ def grid_sampler_cases(draw):
     if values.size and draw(st.booleans()):
         hostile = draw(st.lists(st.sampled_from(HOSTILE), min_size=1, max_size=3))
         flat = values.reshape(-1)
-        flat[rng.choice(flat.size, size=min(len(hostile), flat.size), replace=False)] = hostile[:min(len(hostile), flat.size)]
+        flat[rng.choice(flat.size, size=min(len(hostile), flat.size), replace=False)] = hostile[:min(len(hostile),
+                                                                                                     flat.size)]
     arrays = {"grad_output": rng.standard_normal(shapes["grad_output"]), "input": rng.standard_normal(shapes["input"]),
               "grid": values}
     return "GridSampler2DGrad", shapes, ["grad_input", "grad_grid"], attrs, arrays
@@ -79,11 +79,12 @@ def nearest_cases(draw):
     spatial = 2 if two_d else 1
     ins = [draw(st.integers(1, 12)) for _ in range(spatial)]
     outs = [draw(st.integers(1, 12)) for _ in range(spatial)]
-    scales = [float(np.float32(draw(st.sampled_from([0.0, 0.5, 1.5, 2.0, 2.5, 3.7, 0.13, 1e30])))) for _ in range(spatial)]
+    scales = [float(np.float32(draw(st.sampled_from([0.0, 0.5, 1.5, 2.0, 2.5, 3.7, 0.13, 1e30]))))
+              for _ in range(spatial)]
     input_size = [draw(st.sampled_from([n, -1])), draw(st.sampled_from([c, -1])), *ins]
     attrs = {"input_size": input_size}
     names = ["scales_h", "scales_w"] if two_d else ["scales"]
-    attrs.update(zip(names, scales))
+    attrs.update(zip(names, scales, strict=True))
     if draw(st.booleans()):
         attrs["output_size"] = outs
     shape = [n, c, *outs]
@@ -156,7 +157,7 @@ def upsample_cases(draw):
         if not (spec.output_size_or_scales and "output_size" in attrs) and draw(st.booleans()):
             attrs[spec.scales_list] = values
     else:
-        attrs.update(zip(scale_names[len(scale_names) - spatial:], values))
+        attrs.update(zip(scale_names[len(scale_names) - spatial:], values, strict=True))
     shape = [n, c, *outs]
     if draw(st.integers(0, 9)) == 0:  # an invalid example: break one thing
         faults = ["negative", "nan", "input_size_length", "batch", "zero", "output_size", "output_size_length",
@@ -320,9 +321,11 @@ def _kernel_alone(op_type, shapes, outputs, attrs, dtype, int_inputs=None):
     int_inputs = int_inputs or {}
     node = opset.make_node(op_type, list(shapes), outputs, **attrs)
     elem = ONNX_DTYPES[dtype]
-    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(int_inputs[k])) if k in int_inputs
-                                            else elem, [f"{k}_{i}" for i in range(len(v))]) for k, v in shapes.items()]
-    graph = helper.make_graph([node], "fuzz", inputs, [helper.make_tensor_value_info(o, elem, None) for o in outputs if o])
+    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(np.dtype(int_inputs[k]))
+                                            if k in int_inputs else elem, [f"{k}_{i}" for i in range(len(v))])
+              for k, v in shapes.items()]
+    graph = helper.make_graph([node], "fuzz", inputs,
+                              [helper.make_tensor_value_info(o, elem, None) for o in outputs if o])
     return helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 18),
                                                                  helper.make_opsetid(opset.DOMAIN, opset.VERSION)])
 
@@ -362,7 +365,7 @@ def check(case, dtype):
         return "invalid"
     for path in ("kernel", "function"):
         got = run_model(model, floats, path)
-        for ours, want in zip(got, reference):
+        for ours, want in zip(got, reference, strict=True):
             assert ours.shape == want.shape and ours.dtype == want.dtype
             assert np.isfinite(np.asarray(ours, np.float64)).all()
             assert disagreement(ours, want) <= TOLERANCE[dtype], (path, disagreement(ours, want))

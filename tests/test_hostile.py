@@ -12,7 +12,6 @@ import pytest
 
 from conftest import PATHS, one_node_model, run_model
 from resample_grad import opset, runtime
-from resample_grad.opset import ResampleGradError
 
 N, C, H, W, HO, WO = 1, 2, 4, 5, 2, 3
 D, DO = 3, 2
@@ -34,14 +33,15 @@ def _inputs(seed=0, spatial=2, dense=False):
     rng = np.random.default_rng(seed)
     _, _, _, sizes, out, _ = GRID[spatial]
     sizes, out = DENSE[spatial] if dense else (sizes, out)
-    return (rng.standard_normal((N, C, *out)).astype(np.float32), rng.standard_normal((N, C, *sizes)).astype(np.float32),
+    return (rng.standard_normal((N, C, *out)).astype(np.float32),
+            rng.standard_normal((N, C, *sizes)).astype(np.float32),
             rng.uniform(-0.9, 0.9, (N, *out, spatial)).astype(np.float32))
 
 
 def _run(path, go, x, grid, attrs):
     op_type, names, outputs, *_ = GRID[grid.shape[-1]]
-    model = one_node_model(op_type, dict(zip(names, (go.shape, x.shape, grid.shape))), outputs, attrs)
-    return run_model(model, dict(zip(names, (go, x, grid))), path)
+    model = one_node_model(op_type, dict(zip(names, (go.shape, x.shape, grid.shape), strict=True)), outputs, attrs)
+    return run_model(model, dict(zip(names, (go, x, grid), strict=True)), path)
 
 
 def _reference(go, x, grid, attrs):
@@ -216,7 +216,8 @@ def test_non_finite_grad_output_reaches_only_its_pixels_as_in_torch(spatial, int
 
 SCALES = [  # (value, valid?, text)
     (0.0, True, None), (1e30, True, None), (2.5, True, None),
-    (-1.0, False, "'scales' must be a finite scale >= 0"), (float("nan"), False, "'scales' must be a finite scale >= 0"),
+    (-1.0, False, "'scales' must be a finite scale >= 0"),
+    (float("nan"), False, "'scales' must be a finite scale >= 0"),
     (float("inf"), False, "'scales' must be a finite scale >= 0"), (1e-45, False, "'scales' is too small"),
 ]
 
@@ -253,15 +254,16 @@ EMPTY = [  # (op, inputs: name -> shape or value, outputs, attributes, the outpu
     ("GridSampler3DGrad", {"grad": (2, 0, 2, 3, 3), "x": (2, 0, 3, 4, 4), "grid": (2, 2, 3, 3, 3)}, ["dx", "dgrid"],
      dict(interpolation_mode="nearest", padding_mode="reflection"), [(2, 0, 3, 4, 4), (2, 2, 3, 3, 3)]),
     ("UpsampleNearestExact1dGrad", {"grad_output": (0, 3, 8)}, ["gi"], dict(input_size=[0, 3, 4]), [(0, 3, 4)]),
-    ("UpsampleNearestExact2dGrad", {"grad_output": (2, 0, 8, 8)}, ["gi"], dict(input_size=[2, 0, 4, 4]), [(2, 0, 4, 4)]),
+    ("UpsampleNearestExact2dGrad", {"grad_output": (2, 0, 8, 8)}, ["gi"], dict(input_size=[2, 0, 4, 4]),
+     [(2, 0, 4, 4)]),
     ("UpsampleNearestExact3dGrad", {"grad_output": (0, 2, 4, 4, 4)}, ["gi"], dict(input_size=[-1, 2, 2, 2, 2]),
      [(0, 2, 2, 2, 2)]),
     ("UpsampleNearest2dGrad", {"grad_output": (0, 2, 8, 8)}, ["gi"], dict(input_size=[0, 2, 4, 4], output_size=[8, 8]),
      [(0, 2, 4, 4)]),
     ("UpsampleNearest2dGrad", {"grad_output": (2, 0, 8)}, ["gi"], dict(input_size=[2, -1, 3], output_size=[8]),
      [(2, 0, 3)]),
-    ("UpsampleNearest3dGrad", {"grad_output": (2, 0, 4, 4, 4)}, ["gi"], dict(input_size=[2, 0, 2, 2, 2],
-                                                                              scales=[2.0, 2.0, 2.0]), [(2, 0, 2, 2, 2)]),
+    ("UpsampleNearest3dGrad", {"grad_output": (2, 0, 4, 4, 4)}, ["gi"],
+     dict(input_size=[2, 0, 2, 2, 2], scales=[2.0, 2.0, 2.0]), [(2, 0, 2, 2, 2)]),
     ("UpsampleBilinear2dGrad", {"grad_output": (0, 2, 8, 8)}, ["gi"],
      dict(input_size=[-1, 2, 4, 4], output_size=[8, 8], align_corners=1), [(0, 2, 4, 4)]),
     ("UpsampleBilinear2dGrad", {"grad_output": (1, 0, 8)}, ["gi"], dict(input_size=[1, 0, 5], output_size=[8]),
@@ -272,7 +274,8 @@ EMPTY = [  # (op, inputs: name -> shape or value, outputs, attributes, the outpu
      [(0, 2, 4, 4)]),
     ("UpsampleBilinear2dAABackward", {"grad_output": (2, 0, 3, 3)}, ["gi"], dict(input_size=[2, 0, 8, 8]),
      [(2, 0, 8, 8)]),
-    ("UpsampleBicubic2dAAGrad", {"grad_output": (0, 2, 3, 3)}, ["gi"], dict(input_size=[0, -1, 8, 8], output_size=[3, 3]),
+    ("UpsampleBicubic2dAAGrad", {"grad_output": (0, 2, 3, 3)}, ["gi"],
+     dict(input_size=[0, -1, 8, 8], output_size=[3, 3]),
      [(0, 2, 8, 8)]),
     ("ResizeBilinearV2Grad", {"grads": (0, 2, 8, 8), "original_image": (0, 2, 4, 4)}, ["y"], dict(half_pixel_centers=1),
      [(0, 2, 4, 4)]),

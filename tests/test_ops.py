@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import zlib
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from cases import CASES, TOLERANCE, is_fixed, make_inputs, oracle_outputs, relative_error  # noqa: E402
-from conftest import NUMPY_DTYPES, ONNX_DTYPES, PATHS, one_node_model, run_model  # noqa: E402
+from conftest import NUMPY_DTYPES, PATHS, one_node_model, run_model  # noqa: E402
 
 PARAMS = [pytest.param(case, dtype, path, id=f"{case.id}-{dtype}-{path}")
           for case in CASES for dtype in case.dtypes for path in PATHS]
@@ -24,7 +23,7 @@ def test_against_torch(case, dtype, path):
     outputs = run_model(model, feeds, path)
     expected = oracle_outputs(case, arrays, dtype)
     assert len(outputs) == len(expected)
-    for name, ours, want in zip([o for o in case.outputs if o], outputs, expected):
+    for name, ours, want in zip([o for o in case.outputs if o], outputs, expected, strict=True):
         assert ours.dtype == NUMPY_DTYPES[dtype], name
         assert ours.shape == want.shape, name
         error = relative_error(ours, want)
