@@ -38,7 +38,7 @@ from onnx import TensorProto, helper, numpy_helper
 from resample_grad import opset
 from resample_grad.constants import GE_DOMAIN, GE_VERSION
 from resample_grad.opset import ResampleGradError
-from resample_grad.opset._common import subgraphs, walk
+from resample_grad.opset._common import walk
 
 from . import ascend_cpp as cpp
 from . import ascend_prototypes as protos

@@ -138,7 +138,8 @@ using ReleaseTensorTypeAndShapeInfoFn = void (*)(OrtTensorTypeAndShapeInfo*);
 using KernelInfoGetAttributeArray_floatFn = OrtStatus* (*)(const OrtKernelInfo*, const char*, float*, size_t*);
 using KernelInfoGetAttributeArray_int64Fn = OrtStatus* (*)(const OrtKernelInfo*, const char*, int64_t*, size_t*);
 using KernelInfo_GetNodeNameFn = OrtStatus* (*)(const OrtKernelInfo*, char*, size_t*);
-using KernelContext_ParallelForFn = OrtStatus* (*)(const OrtKernelContext*, void (*)(void*, size_t), size_t, size_t, void*);
+using KernelContext_ParallelForFn = OrtStatus* (*)(const OrtKernelContext*, void (*)(void*, size_t), size_t, size_t,
+                                                  void*);
 
 // The function in slot `slot` of the table, typed.
 template <typename Fn>

@@ -112,7 +112,9 @@ std::vector<int64_t> Shape::GetDims() const {
 }
 
 namespace {
-recording::DescState& Desc(const std::shared_ptr<void>& impl) { return *static_cast<recording::DescState*>(impl.get()); }
+recording::DescState& Desc(const std::shared_ptr<void>& impl) {
+  return *static_cast<recording::DescState*>(impl.get());
+}
 }  // namespace
 TensorDesc::TensorDesc() : impl(std::make_shared<recording::DescState>()) {}
 TensorDesc::TensorDesc(Shape, Format format, DataType) : TensorDesc() {
