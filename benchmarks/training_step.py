@@ -18,7 +18,7 @@ kernel table is printed. Each pair is timed interleaved in one process at the sa
 
 Both sides wait passively between runs (onnxruntime's session.intra_op.allow_spinning 0, OMP_WAIT_POLICY
 PASSIVE for torch's OpenMP, unless set): interleaved in one process, a pool that spins after its work would
-take a core from the other side's next run (on 2 cores that made both 2-thread columns 2-10x slower).
+take a core from the other side's next run.
 """
 from __future__ import annotations
 

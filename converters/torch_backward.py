@@ -73,16 +73,15 @@ def _sparse_map(t, shape_in, shape_out, source, target, weights=None):
 
 # --------------------------------------------------------------------------- convolution
 
-# kernels of more taps (3-D ones) take _conv_weight_grad's one Conv: the tap form's nodes (5 per tap) slow the
-# exporter's pattern rewriter, whose time grows faster than the graph (a 60-convolution test graph of 27-tap
-# kernels: 150 s instead of 15 s)
+# kernels of more taps (3-D ones) take _conv_weight_grad's one Conv: the tap form's nodes (5 per tap) grow the
+# graph faster than the work they save
 TAP_LIMIT = 25
 
 
 def _conv_weight_grad_taps(signal, grad, signal_shape, grad_shape, kernel, stride, padding, dilation, groups):
     """dL/dw of y = conv(signal, w) as one MatMul per kernel tap k: dw[:, :, k] = grad [Cout, N O] times the signal
     window that tap reads (a strided Slice of the padded signal) transposed, per group. The GEMMs reduce over batch
-    and positions at once; _conv_weight_grad's Conv, whose kernel is the whole gradient image, ran 3-4x slower in
+    and positions at once; _conv_weight_grad's Conv, whose kernel is the whole gradient image, is slower in
     onnxruntime (it re-reads that kernel for every input channel). Batch goes behind channels (whole planes move,
     a cheap Transpose), and onnxruntime fuses each window's Transpose into its MatMul."""
     rank = len(kernel)
