@@ -224,7 +224,7 @@ GE_OP_FOR: dict[str, tuple[str, ...]] = {
 class ResizeMapping:
     """ResizeGrad configurations (4-D NCHW, only H and W resized) whose gradient another op of the
     domain computes: `targets` are (resample_grad op, its fixed attributes), preferred first. Each
-    row was decided numerically (tests/test_ascend.py::test_resize_grad_mapping_table runs both
+    row was decided numerically (tests/converters/test_ascend.py::test_resize_grad_mapping_table runs both
     references on a table of shapes and scales); the converter checks each use again, per axis,
     on the model's own sizes and scales (nearest indices can differ at scale-derived boundaries)."""
     name: str

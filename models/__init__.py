@@ -18,7 +18,7 @@
 
 The builders are the source; the one exception is unet_training_step.onnx, kept here because exporting it needs
 torch, which the package does not: models/unet_step.py writes it (python -m resample_grad.models.unet_step), and
-tests/test_models.py checks it against torch autograd and against a fresh export. Every model passes
+tests/cli/test_models.py checks it against torch autograd and against a fresh export. Every model passes
 onnx.checker.check_model(full_check=True) and carries the function bodies (attach).
 example_inputs(name) gives inputs a model is meant to run on (where random ones would not do:
 a small smooth displacement field, a scale vector); build_all writes them next to each model.

@@ -7,7 +7,7 @@ native kernel) and every listed dtype, against its oracle:
 - for the TensorFlow modes torch lacks (ResizeBilinearV2Grad's legacy mode,
   ResizeNearestNeighborV2Grad): torch autograd of TensorFlow's forward written with gathers;
 - for ResizeGrad: torch autograd of F.interpolate where onnxruntime's Resize computes the
-  same forward (tests/test_resize_grad.py checks every configuration against onnxruntime).
+  same forward (tests/ops/test_resize_grad.py checks every configuration against onnxruntime).
 The tables are generated from the lists of modes and sizes, so a missing combination is a
 visible row. Half types are compared with the float32 oracle on the half-rounded inputs (what
 "accumulate in float32, round once" gives), to within one rounding of the half type.

@@ -1,4 +1,4 @@
-"""The code blocks of the documentation (README.md, CONTRIBUTING.md, docs/*.md), for tests/test_readme.py and
+"""The code blocks of the documentation (README.md, CONTRIBUTING.md, docs/*.md), for tests/cli/test_readme.py and
 tests_training/test_readme_and_examples.py. Standard library only: the training environment imports it too."""
 from __future__ import annotations
 

@@ -25,6 +25,6 @@ python -m pytest -q -p no:cacheprovider tests -k "kernel" "$@"
 for isa in baseline avx2 avx512; do
   [ "$isa" = "$best" ] && break
   echo "sanitize: RESAMPLE_GRAD_ISA=$isa"
-  RESAMPLE_GRAD_ISA=$isa python -m pytest -q -p no:cacheprovider tests/test_ops.py tests/test_hostile.py \
-    tests/test_fuzz.py -k "kernel" "$@"
+  RESAMPLE_GRAD_ISA=$isa python -m pytest -q -p no:cacheprovider tests/ops/test_ops.py tests/errors/test_hostile.py \
+    tests/errors/test_fuzz.py -k "kernel" "$@"
 done

@@ -72,7 +72,7 @@ _add("resize_linear_tf_crop_and_resize", kind="resize",
      roi=[0.0, 0.0, 0.1, -0.2, 1.0, 1.0, 0.8, 1.1], scales=[1.0, 1.0, 2.0, 1.5])
 _add("resize_linear_axes", kind="resize", attrs=dict(mode="linear", axes=[2, 3]), scales=[1.6, 2.0])
 # axes=[3], not [-1]: onnxruntime 1.19.2's forward Resize crashes (SIGSEGV) on negative axes; the kernel's negative
-# axes are tested with onnxruntime's current Resize in tests/test_microsoft_resize_grad.py
+# axes are tested with onnxruntime's current Resize in tests/ops/test_microsoft_resize_grad.py
 _add("resize_linear_axes_last", kind="resize", attrs=dict(mode="linear", coordinate_transformation_mode="align_corners",
                                                           axes=[3]), sizes=[13])
 _add("resize_linear_sizes", kind="resize", attrs=dict(mode="linear"), sizes=[2, 4, 7, 13])

@@ -2,7 +2,7 @@
 
 Standard library only (no onnx, no numpy): resample_grad.training reads it under onnx 1.16, where
 resample_grad.opset (onnx >= 1.20) cannot be imported. The C++ library repeats DOMAIN in
-runtime/src (kDomain); tests/test_constants.py checks that the two agree.
+runtime/src (kDomain); tests/ops/test_constants.py checks that the two agree.
 """
 from __future__ import annotations
 

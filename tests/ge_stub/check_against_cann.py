@@ -4,8 +4,8 @@
 
 Run it where resample_grad is installed. DIR...: CANN's include folders, as given to the compiler, for example
 from checkouts of the public repositories hicann/ge (inc/external, inc/graph_metadef/external, inc/graph_metadef,
-inc) and hicann/metadef (inc/external, inc, pkg_inc), or a CANN toolkit's include folder. tests/test_ge_stub.py
-runs the same checks when RESAMPLE_GRAD_CANN_INCLUDE holds that list.
+inc) and hicann/metadef (inc/external, inc, pkg_inc), or a CANN toolkit's include folder.
+tests/converters/test_ge_stub.py runs the same checks when RESAMPLE_GRAD_CANN_INCLUDE holds that list.
 
 Folders holding REG_OP headers (a toolkit's op_proto/inc, or ops-cv's image/*/op_graph and common/inc/op_graph)
 may be added: each GE op whose REG_OP is found there is compared with the converter's table (inputs, outputs,

@@ -6,7 +6,7 @@ plugin up by it and calls its ParseParamsFn with the node's `ge::onnx::NodeProto
 is the real one: tests/ge_stub/onnx/proto/ge_onnx.proto is CANN's file, compiled with protoc, fed the
 serialized nodes of every converted model of the demo and of the converter's test table. The plugin
 is linked with a recording `ge::Operator` (tests/ge_stub/recording.cc, behind the stub headers that
-tests/test_ge_stub.py checks against CANN's), and run_plugin.cc prints what it set. Every GE attribute
+tests/converters/test_ge_stub.py checks against CANN's), and run_plugin.cc prints what it set. Every GE attribute
 must equal the ONNX node's value bit for bit; a missing required attribute, an unknown one, one of the
 wrong ONNX type and a bool other than 0 or 1 must be refused with a message naming the node and the
 attribute.

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 from cases import TOLERANCE, make_inputs, oracle_outputs, relative_error  # noqa: E402
 from isa_outputs import ISA_CASES, THREAD_RUNS  # noqa: E402
 
-HERE = pathlib.Path(__file__).parent
+HERE = pathlib.Path(__file__).parents[1]  # tests/: isa_outputs.py, cases.py, native/
 ORDER = ("baseline", "avx2", "avx512")
 pytestmark = pytest.mark.xdist_group("isa")  # one worker: the outputs of every set are computed once
 

@@ -104,7 +104,7 @@ def test_random_configurations_on_every_path(config):
     try:
         dy_shape = resize_grad.expected_output_shape(resize_grad._attributes(attrs), x_shape, roi, scales, sizes)
     except ResampleGradError:
-        return  # an invalid configuration: tests/test_errors.py checks the refusals
+        return  # an invalid configuration: tests/errors/test_errors.py checks the refusals
     if 0 in dy_shape:
         return
     rng = np.random.default_rng(seed)

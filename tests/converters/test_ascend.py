@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import pathlib
 import subprocess
 import sys
 
@@ -35,7 +34,6 @@ from resample_grad.converters.ascend_prototypes import (
 from resample_grad.opset import OPS, ResampleGradError
 from resample_grad.paths import disagreement, random_inputs, run_on
 
-STUB = pathlib.Path(__file__).parent / "ge_stub"
 ONNX_TYPE_OF = {STRING: onnx.AttributeProto.STRING, BOOL: onnx.AttributeProto.INT, INT: onnx.AttributeProto.INT,
                 FLOAT: onnx.AttributeProto.FLOAT, LIST_INT: onnx.AttributeProto.INTS,
                 LIST_FLOAT: onnx.AttributeProto.FLOATS}

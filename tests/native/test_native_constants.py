@@ -8,7 +8,7 @@ import re
 
 from resample_grad.opset import DOMAIN
 
-SOURCES = pathlib.Path(__file__).resolve().parent.parent / "runtime" / "src"
+SOURCES = pathlib.Path(__file__).resolve().parents[2] / "runtime" / "src"
 
 
 def test_cpp_domain_is_the_python_domain():

@@ -179,7 +179,7 @@ def test_version_is_the_package_metadata():
     import re
 
     import resample_grad
-    pyproject = (pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text()
+    pyproject = (pathlib.Path(__file__).parents[2] / "pyproject.toml").read_text()
     assert resample_grad.__version__ == re.search(r'^version = "(.+)"$', pyproject, re.M).group(1)
     result = cli("--version")
     assert result.returncode == 0 and result.stdout.strip() == resample_grad.__version__
