@@ -1,7 +1,7 @@
 // The enumerator and constant values the stub headers state, as compile-time checks. Compiled against the stub
-// headers by tests/converters/test_ge_stub.py, and against CANN's real headers by check_against_cann.py (and by that test
-// when RESAMPLE_GRAD_CANN_INCLUDE is set): there the values are CANN's own. Angle-bracket includes: the -I
-// folders only, not this folder.
+// headers by tests/converters/test_ge_stub.py, and against CANN's real headers by check_against_cann.py (and by
+// that test when RESAMPLE_GRAD_CANN_INCLUDE is set): there the values are CANN's own. Angle-bracket includes: the
+// -I folders only, not this folder.
 #include <type_traits>
 
 #include <ge/ge_api_types.h>
