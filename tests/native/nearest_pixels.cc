@@ -1,8 +1,7 @@
 // Exhaustive check of NearestPixels16 (the AVX-512 pixels of nearest's 2-D float grid points) against the scalar
 // NearestIndex, for every float32 bit pattern (NaN, inf, huge, subnormal, -0 included) as the x and as the y of a
 // point, each padding, both align_corners and a set of image sizes. Needs an AVX-512 CPU. tests/native/test_isa.py
-// builds it (the g++ line there, from the repository root) and runs every 4099th pattern; the full sweep, step 1, takes about
-// 8 minutes of one core per size and align_corners:
+// builds it (the g++ line there, from the repository root) and runs every 4099th pattern; the full sweep is step 1:
 //   nearest_pixels [step [other_step [only]]]
 // step (default 1) checks every step-th pattern only, for a quick run; other_step (default: step) the same for zeros
 // and border padding; only (default all) the indices of the sizes to check. Exits 1 on the first difference.
