@@ -1,8 +1,8 @@
 """The C++ and shell files of an Ascend conversion: the ATC parser plugin, the GE IR program, atc.sh.
 
-    plugin_source(ge_ops)             plugins/resample_grad_onnx_plugin.cc
-    graph_source(model, info, soc)    graph/build_graph.cc
-    atc_script(model, info, soc, plugin)  atc.sh
+    plugin_source(ge_ops)                   plugins/resample_grad_onnx_plugin.cc
+    graph_source(model, info, soc, added)   graph/build_graph.cc
+    atc_script(model, info, soc, plugin)    atc.sh
 
 Every API use here follows CANN's public sources (docs/ascend.md lists the files and commits):
 - The plugin registers a `ParseParamsFn` per GE op. ATC's ONNX parser (hicann/ge
