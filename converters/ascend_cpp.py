@@ -306,7 +306,7 @@ def graph_source(model: onnx.ModelProto, info, soc: str, added: set[str]) -> str
     """
     initializers = {i.name: i for i in model.graph.initializer}
     produced = {}  # value -> (C++ variable, the producer's output port, or None for its only output)
-    indices, indices_of = {}, {}  # value -> (C++ variable, its output index); variable -> its output values
+    indices = {}  # value -> (C++ variable, the index of the producer's output)
     body, inputs = [], []
     formats = {}  # value -> the GE format its consumer reads it in
     for node in model.graph.node:
@@ -370,13 +370,13 @@ def graph_source(model: onnx.ModelProto, info, soc: str, added: set[str]) -> str
         # strict=False: trailing optional inputs may be absent
         body += [connect(var, port, value) for port, value in zip(ports, connections, strict=False)]
         body += [f"  {var}.SetAttr({attr});" for attr in attrs]
-        for port, value in zip(outputs, node.output, strict=False):  # a node may name only its leading outputs
+        # a node may name only its leading outputs
+        for index, (port, value) in enumerate(zip(outputs, node.output, strict=False)):
             shape, elem = info.get(value, (None, TensorProto.FLOAT))
             body.append(f"  Check({var}.UpdateOutputDesc({cpp_string(port)}, {_desc(shape, elem, out_format(port))}), "
                         f"{cpp_string(f'{name}: output {port}')});")
             produced[value] = (var, port if len(outputs) > 1 else None)
-            indices[value] = (var, len(indices_of.setdefault(var, [])))
-            indices_of[var].append(value)
+            indices[value] = (var, index)
     graph_outputs = {o.name for o in model.graph.output}
     consumed = {name for n in ge_order for name in n.input}
     outputs = {}  # C++ variable -> the indices of its outputs that are graph outputs, in order

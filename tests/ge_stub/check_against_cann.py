@@ -22,6 +22,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 
 HERE = pathlib.Path(__file__).parent
@@ -155,7 +156,6 @@ def main(argv: list[str]) -> int:
     for header, lines in problems.items():
         for line in lines:
             print(f"{header}: not in the real header: {line}")
-    import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         failures = compile_against([HERE / "values.cc"], include_dirs, protoc(pathlib.Path(tmp)))
     for source, output in failures.items():
