@@ -28,7 +28,6 @@ import copy
 import dataclasses
 import json
 import pathlib
-import sys
 
 import numpy as np
 import onnx
@@ -115,11 +114,6 @@ def _value_types(inferred: onnx.ModelProto) -> dict:
 
 def _shapes_and_types(model):
     return _value_types(opset.validate_model(model))
-
-
-def _module(op_type: str):
-    """The opset module of an op (its SPEC row says which attributes carry the scales)."""
-    return sys.modules[opset.OPS[op_type].evaluator.__module__]
 
 
 # --------------------------------------------------------------------------- the record
@@ -227,7 +221,7 @@ def _static(values) -> bool:
 def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     """The torch-style family: sizes and scales as attributes, converted to the GE op's conventions."""
     attrs = _attrs(node)
-    spec = _module(node.op_type).SPEC
+    spec = opset.OPS[node.op_type].spec  # its row says which attributes carry the scales
     grad = ctx.shape(node.input[0])
     if grad is None:
         rank = len(attrs["input_size"])

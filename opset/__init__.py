@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -39,7 +38,7 @@ from . import (
     upsample_nearest_exact3d_grad,
     upsample_trilinear3d_backward,
 )
-from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, walk
+from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, evaluator, walk
 from ._graph import BodyKey
 
 __all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
@@ -47,21 +46,44 @@ __all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach
 
 
 class Op(NamedTuple):
-    """One op of the domain, its definitions side by side (all in the op's module, named after it)."""
-    op_type: str
-    schema: onnx.defs.OpSchema
-    body: Callable[[BodyKey], onnx.FunctionProto]  # the function body of a node (attach() picks the key)
+    """One op of the domain, every layer of it made from its row (the `SPEC` of the op's module)."""
+    spec: object  # the row: _upsample.UpsampleSpec, _resize_v2.ResizeV2Spec, _grid_sampler.GridSamplerSpec, ...
     body_attributes: dict[str, object]  # the attributes that shape the body, with their defaults
-    rank_input: int | None  # the input whose rank shapes the body too (None: no such input)
-    reference: object  # the NumPy function
-    evaluator: type  # the onnx.reference OpRun class
+    evaluator: type  # the onnx.reference OpRun class, named after the op
+
+    @classmethod
+    def of(cls, spec) -> Op:
+        defaults = {name: onnx.helper.get_attribute_value(a.default_value) if a.default_value.name else None
+                    for name, a in spec.schema.attributes.items()}
+        return cls(spec, defaults, evaluator(spec.op_type, spec.reference, len(spec.schema.outputs)))
+
+    @property
+    def op_type(self) -> str:
+        return self.spec.op_type
+
+    @property
+    def schema(self) -> onnx.defs.OpSchema:
+        return self.spec.schema
 
     @property
     def since_version(self) -> int:
         return self.schema.since_version
 
+    @property
+    def rank_input(self) -> int | None:
+        """The input whose rank shapes the body too (None: no such input)."""
+        return self.spec.rank_input
 
-# The registration table: one module per op.
+    def body(self, key: BodyKey) -> onnx.FunctionProto:
+        """The function body of a node (attach() picks the key)."""
+        return self.spec.body(key)
+
+    def reference(self, *inputs, **attributes):
+        """The NumPy reference: the op's inputs, then its attributes by name (absent ones take their defaults)."""
+        return self.spec.reference(*inputs, **attributes)
+
+
+# The registration table: one module per op, each holding its row, SPEC.
 _MODULES = (
     grid_sampler_2d_grad, upsample_nearest_exact1d_grad, upsample_nearest_exact2d_grad, resize_bilinear_v2_grad,
     # since version 2
@@ -71,17 +93,7 @@ _MODULES = (
     resize_grad,
 )
 
-
-def _attribute_defaults(schema: onnx.defs.OpSchema) -> dict:
-    """{name: default} of the schema's attributes (None where it has none)."""
-    return {name: onnx.helper.get_attribute_value(a.default_value) if a.default_value.name else None
-            for name, a in schema.attributes.items()}
-
-
-OPS: dict[str, Op] = {m.OP_TYPE: Op(m.OP_TYPE, m.SCHEMA, m.body, _attribute_defaults(m.SCHEMA),
-                                    getattr(m, "RANK_INPUT", None),
-                                    getattr(m, m.__name__.rsplit(".", 1)[1]), getattr(m, m.OP_TYPE))
-                      for m in _MODULES}
+OPS: dict[str, Op] = {m.SPEC.op_type: Op.of(m.SPEC) for m in _MODULES}
 
 
 def _register_schemas() -> None:

@@ -191,12 +191,38 @@ def check_attribute_types(node: onnx.NodeProto, schema: onnx.defs.OpSchema) -> N
 
 
 class ReferenceOp(OpRun):
-    """Base of the onnx.reference.ReferenceEvaluator classes, one per op, named after it."""
+    """Base of the onnx.reference.ReferenceEvaluator classes, one per op, named after it (evaluator())."""
     op_domain = DOMAIN
+    reference = None  # the op's NumPy function: reference(*inputs, **attributes)
+    output_count = 1
 
     def __init__(self, onnx_node: onnx.NodeProto, run_params, schema=None):
         super().__init__(onnx_node, run_params, schema)
-        check_attribute_types(onnx_node, onnx.defs.get_schema(onnx_node.op_type, DOMAIN))
+        schema = onnx.defs.get_schema(onnx_node.op_type, DOMAIN)
+        for attr in onnx_node.attribute:
+            if attr.name not in schema.attributes:
+                raise ResampleGradError(onnx_node.op_type, f"unknown attribute '{attr.name}'; expected "
+                                                           f"{', '.join(schema.attributes)}")
+        check_attribute_types(onnx_node, schema)
+
+    def _run(self, *inputs, **attributes):
+        """The reference on the node's inputs and the attributes it sets (the others take the reference's defaults);
+        with several outputs, only those the node names are computed (output_mask) and the others get an empty
+        array, which the evaluator wants in their slots."""
+        given = {name: value.decode() if isinstance(value, bytes) else value
+                 for name, value in attributes.items() if value is not None}
+        if self.output_count == 1:
+            return (self.reference(*inputs, **given),)
+        names = list(self.onnx_node.output)
+        wanted = [k < len(names) and names[k] != "" for k in range(self.output_count)]
+        results = self.reference(*inputs, **given, output_mask=wanted)
+        return tuple(r if r is not None else inputs[0][:0] for r in results[:len(names)])
+
+
+def evaluator(op_type: str, reference, outputs: int) -> type:
+    """The onnx.reference class of an op: a ReferenceOp named after it that runs `reference`."""
+    return type(op_type, (ReferenceOp,), {"reference": staticmethod(reference), "output_count": outputs,
+                                          "__module__": __name__})
 
 
 T_CONSTRAINT = ("T", FLOAT_TYPES, "float16, bfloat16, float or double; all inputs and outputs share it. "

@@ -9,10 +9,12 @@ follow aten's GridSampler.h (_coords.py).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Sequence
 
 import numpy as np
+import onnx
 from onnx import defs
 
 from resample_grad.constants import PADDING_MODES
@@ -32,18 +34,23 @@ from ._common import (
     make_schema,
     make_tensor_type,
 )
+from ._graph import BodyKey
+from ._grid_body import grid_sampler_body
 
 AXES = ("x", "y", "z")  # grid channel order: the last spatial axis first
 
 
 @dataclasses.dataclass(frozen=True)
 class GridSamplerSpec:
+    """An op's row: what its schema, reference, function body and evaluator are made from (opset/__init__.py)."""
     op_type: str
     since_version: int
     spatial: int  # 2 or 3
     inputs: tuple[str, str, str]  # grad_output, input, grid names
     outputs: tuple[str, str]  # grad_input, grad_grid names
     modes: tuple[str, ...]
+    doc: str = ""  # the schema's description
+    rank_input = None  # the body depends on no input's rank
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -89,8 +96,9 @@ class GridSamplerSpec:
 
     # ----------------------------------------------------------------------- reference
 
-    def reference(self, grad_output: np.ndarray, input: np.ndarray, grid: np.ndarray, interpolation_mode: str,
-                  padding_mode: str, align_corners: int, output_mask=(True, True)):
+    def reference(self, grad_output: np.ndarray, input: np.ndarray, grid: np.ndarray,
+                  interpolation_mode: str = "bilinear", padding_mode: str = "zeros", align_corners: int = 0,
+                  output_mask=(True, True)):
         """aten::grid_sampler_{2,3}d_backward in NumPy: (grad_input, grad_grid), None for an output masked off."""
         dtype = check_float_dtypes(self.op_type, **dict(zip(self.inputs, (grad_output, input, grid), strict=True)))
         self.validate(interpolation_mode, padding_mode, int(align_corners), grad_output.shape, input.shape, grid.shape)
@@ -138,7 +146,8 @@ class GridSamplerSpec:
 
     # ----------------------------------------------------------------------- schema
 
-    def schema(self, doc: str) -> defs.OpSchema:
+    @functools.cached_property
+    def schema(self) -> defs.OpSchema:
         g_layout, x_layout, grid_layout = self.layouts()
         g_name, x_name, grid_name = self.inputs
         modes = ", ".join(repr(m) for m in self.modes)
@@ -155,7 +164,7 @@ class GridSamplerSpec:
 
         coords = ", ".join(AXES[:self.spatial])
         return make_schema(
-            self.op_type, doc,
+            self.op_type, self.doc,
             inputs=[(g_name, f"Gradient of the sampled output, {g_layout}.", False),
                     (x_name, f"The forward input image, {x_layout}; spatial sizes > 0.", False),
                     (grid_name, f"The forward sampling grid, {grid_layout}, ({coords}) normalised to [-1, 1].", False)],
@@ -172,6 +181,14 @@ class GridSamplerSpec:
                  "1: -1 and 1 are the centres of the corner pixels; 0 (default): their outer edges."),
             ],
             infer=infer, since_version=self.since_version)
+
+    # ----------------------------------------------------------------------- function body
+
+    def body(self, key: BodyKey) -> onnx.FunctionProto:
+        """The function body for a node of this mode, padding and align_corners (_grid_body.grid_sampler_body)."""
+        return grid_sampler_body(key, list(self.inputs), list(self.outputs), self.spatial,
+                                 key.attribute("interpolation_mode"), key.attribute("padding_mode"),
+                                 bool(key.attribute("align_corners")))
 
 
 def _axis_taps(coord: np.ndarray, size: int, interpolation_mode: str, padding_mode: str, align_corners: bool):

@@ -9,9 +9,11 @@ shaped like the forward input. Coordinate modes are align_corners / half_pixel_c
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import numpy as np
+import onnx
 from onnx import defs
 
 from . import _taps
@@ -29,12 +31,15 @@ from ._common import (
     make_schema,
     make_tensor_type,
 )
+from ._graph import BodyKey
+from ._separable_body import resize_v2_body
 
 SIZE_TYPES = ["tensor(int32)", "tensor(int64)"]
 
 
 @dataclasses.dataclass(frozen=True)
 class ResizeV2Spec:
+    """An op's row: what its schema, reference, function body and evaluator are made from (opset/__init__.py)."""
     op_type: str
     since_version: int
     spatial: int  # 2 (NCHW) or 1 (NCL)
@@ -42,10 +47,9 @@ class ResizeV2Spec:
     half_pixel_centers: bool = False  # has the attribute (else: align_corners or half-pixel)
     scale_attr: str = "scales"  # "scales" (a list, one per axis) or "scale" (one float)
     shape_input: str = "original_image"  # or "size"
-
-    @property
-    def kind(self) -> int:
-        return list(_taps.TAP_KINDS).index(self.taps)
+    doc: str = ""  # the schema's description
+    modes_doc: str = ""  # the coordinate modes besides align_corners, for align_corners' description
+    rank_input = None  # the body depends on no input's rank
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -111,7 +115,14 @@ class ResizeV2Spec:
     # ----------------------------------------------------------------------- reference
 
     def reference(self, grads: np.ndarray, original: np.ndarray, align_corners: int = 0, half_pixel_centers: int = 0,
-                  scales=None) -> np.ndarray:
+                  **scale_attr) -> np.ndarray:
+        """y from grads and original_image (or size); scale_attr: the op's scale attribute (scales or scale), if
+        given."""
+        unknown = sorted(set(scale_attr) - {self.scale_attr})
+        if unknown:
+            raise ResampleGradError(self.op_type, f"unknown attribute(s) {unknown}; the scale attribute is "
+                                                  f"'{self.scale_attr}'")
+        scales = scale_attr.get(self.scale_attr)
         if self.shape_input == "size":
             check_float_dtypes(self.op_type, grads=grads)
             if original.dtype not in (np.int32, np.int64):
@@ -132,9 +143,10 @@ class ResizeV2Spec:
 
     # ----------------------------------------------------------------------- schema
 
-    def schema(self, doc: str, modes: str) -> defs.OpSchema:
+    @functools.cached_property
+    def schema(self) -> defs.OpSchema:
         attributes = [("align_corners", 0, "1: the corner pixels of input and output are aligned, "
-                                           "src = dst * (in - 1) / (out - 1). " + modes)]
+                                           "src = dst * (in - 1) / (out - 1). " + self.modes_doc)]
         if self.half_pixel_centers:
             attributes.append(("half_pixel_centers", 0, "1: half-pixel centres. Both flags 1 is an error."))
         if self.scale_attr == "scale":
@@ -166,10 +178,15 @@ class ResizeV2Spec:
                                   value(self.scale_attr, None), input_shape(ctx, 0), original)
             ctx.set_output_type(0, make_tensor_type(input_elem_type(ctx, 0), shape))
 
-        return make_schema(self.op_type, doc, inputs=inputs,
+        return make_schema(self.op_type, self.doc, inputs=inputs,
                            outputs=[("y", "Gradient of the forward input: [N, C, *spatial_in].", False)],
                            attributes=attributes, infer=infer, since_version=self.since_version,
                            type_constraints=constraints)
+
+    # ----------------------------------------------------------------------- function body
+
+    def body(self, key: BodyKey) -> onnx.FunctionProto:
+        return resize_v2_body(self, key)
 
 
 def constant_input(ctx, index: int) -> np.ndarray | None:

@@ -9,9 +9,11 @@ the forward scales (torch-style: output / input; 0 or absent: the size ratio).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import numpy as np
+import onnx
 from onnx import defs
 
 from . import _taps
@@ -29,11 +31,14 @@ from ._common import (
     make_tensor_type,
     resolve_input_size,
 )
+from ._graph import BodyKey
+from ._separable_body import upsample_body
 
 AXIS_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
 
 @dataclasses.dataclass(frozen=True)
 class UpsampleSpec:
+    """An op's row: what its schema, reference, function body and evaluator are made from (opset/__init__.py)."""
     op_type: str
     since_version: int
     spatial_ranks: tuple[int, ...]  # spatial axes the op accepts, the main form first
@@ -45,11 +50,8 @@ class UpsampleSpec:
     output_size_or_scales: bool = False  # GE: exactly one of output_size and scales
     axis_names: tuple[str, ...] | None = None  # default AXIS_NAMES by rank
     output: str = "grad_input"
-
-    @property
-    def kind(self) -> int:
-        """The tap function's number in the onnxscript and C++ twins."""
-        return list(_taps.TAP_KINDS).index(self.taps)
+    doc: str = ""  # the schema's description
+    rank_input = None  # the body depends on no input's rank
 
     # ----------------------------------------------------------------------- checks
 
@@ -124,7 +126,8 @@ class UpsampleSpec:
 
     # ----------------------------------------------------------------------- schema
 
-    def schema(self, doc: str, scale_doc: str = "") -> defs.OpSchema:
+    @functools.cached_property
+    def schema(self) -> defs.OpSchema:
         main = self.spatial_ranks[0]
         attributes = [("input_size", defs.OpSchema.AttrType.INTS,
                        f"Required. {self.layout(main)}, the forward input's shape"
@@ -136,8 +139,8 @@ class UpsampleSpec:
         if self.align_corners:
             attributes.append(("align_corners", 0, "1: the corner pixels of input and output are aligned "
                                                    "(torch align_corners=True); 0 (default): half-pixel centres."))
-        scale_doc = scale_doc or ("Forward scale output / input of that axis, as torch's scale argument. 0 (default): "
-                                  "the size ratio is used; > 0: the index scale is 1 / scale. Negative is an error.")
+        scale_doc = ("Forward scale output / input of that axis, as torch's scale argument. 0 (default): the size "
+                     "ratio is used; > 0: the index scale is 1 / scale. Negative is an error.")
         if self.scales_list:
             attributes.append((self.scales_list, defs.OpSchema.AttrType.FLOATS,
                                f"Optional. [{', '.join(self.names(main))}]. " + scale_doc
@@ -152,7 +155,12 @@ class UpsampleSpec:
 
         forms = " or ".join(f"{2 + r}-D {self.layout(r, '_out')}" for r in self.spatial_ranks)
         return make_schema(
-            self.op_type, doc,
+            self.op_type, self.doc,
             inputs=[("grad_output", f"Gradient of the upsampled tensor, {forms}.", False)],
             outputs=[(self.output, "Gradient of the forward input, shaped as input_size.", False)],
             attributes=attributes, infer=infer, since_version=self.since_version)
+
+    # ----------------------------------------------------------------------- function body
+
+    def body(self, key: BodyKey) -> onnx.FunctionProto:
+        return upsample_body(self, key)

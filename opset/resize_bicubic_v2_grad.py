@@ -11,30 +11,11 @@ graphs of TF models get their gradient from ResizeGrad.
 """
 from __future__ import annotations
 
-import onnx
-
-from ._common import ReferenceOp
-from ._graph import BodyKey
 from ._resize_v2 import ResizeV2Spec
-from ._separable_body import resize_v2_body
 
-OP_TYPE = "ResizeBicubicV2Grad"
-SPEC = ResizeV2Spec(OP_TYPE, since_version=2, spatial=2, taps="cubic")
-SCHEMA = SPEC.schema(
-    "Gradient of bicubic resize (CANN ResizeBicubicV2Grad = aten::upsample_bicubic2d_backward): each grads "
-    "element is spread over the 4 x 4 input pixels the forward read, with the same cubic weights (A = -0.75); "
-    "taps outside the image add to the border pixel.",
-    "0 (default): half-pixel centres, src = (dst + 0.5) * scale - 0.5.")
-
-
-def resize_bicubic_v2_grad(grads, original_image, align_corners=0, scales=(0.0, 0.0)):
-    return SPEC.reference(grads, original_image, align_corners, 0, scales)
-
-
-class ResizeBicubicV2Grad(ReferenceOp):
-    def _run(self, grads, original_image, align_corners=None, scales=None):
-        return (resize_bicubic_v2_grad(grads, original_image, align_corners or 0, scales),)
-
-
-def body(key: BodyKey) -> onnx.FunctionProto:
-    return resize_v2_body(SPEC, key)
+SPEC = ResizeV2Spec(
+    "ResizeBicubicV2Grad", since_version=2, spatial=2, taps="cubic",
+    doc="Gradient of bicubic resize (CANN ResizeBicubicV2Grad = aten::upsample_bicubic2d_backward): each grads element "
+        "is spread over the 4 x 4 input pixels the forward read, with the same cubic weights (A = -0.75); taps outside "
+        "the image add to the border pixel.",
+    modes_doc="0 (default): half-pixel centres, src = (dst + 0.5) * scale - 0.5.")

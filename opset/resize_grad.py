@@ -10,6 +10,8 @@ extrapolation_value does not enter. An axis the forward keeps (scale exactly 1) 
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import onnx
 from onnx import defs
@@ -17,7 +19,6 @@ from onnx import defs
 from . import _onnx_resize
 from ._common import (
     FLOAT_TYPES,
-    ReferenceOp,
     ResampleGradError,
     attribute_value,
     check_float_dtypes,
@@ -70,18 +71,6 @@ def resize_grad(dY: np.ndarray, X: np.ndarray, roi=None, scales=None, sizes=None
         return dY.copy()
     taps = [None if _onnx_resize._is_identity(attrs, p) else _onnx_resize.axis_taps(attrs, p) for p in plan]
     return separable_backward(dY, taps, X.shape)
-
-
-class ResizeGrad(ReferenceOp):
-    def _run(self, dY, X, roi=None, scales=None, sizes=None, mode=None, coordinate_transformation_mode=None,
-             nearest_mode=None, cubic_coeff_a=None, exclude_outside=None, extrapolation_value=None, antialias=None,
-             axes=None, keep_aspect_ratio_policy=None):
-        values = dict(mode=mode, coordinate_transformation_mode=coordinate_transformation_mode,
-                      nearest_mode=nearest_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside,
-                      extrapolation_value=extrapolation_value, antialias=antialias, axes=axes,
-                      keep_aspect_ratio_policy=keep_aspect_ratio_policy)
-        values = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in values.items()}
-        return (resize_grad(dY, X, roi, scales, sizes, **values),)
 
 
 # --------------------------------------------------------------------------- schema
@@ -139,11 +128,22 @@ SCHEMA = make_schema(
     type_constraints=[("T2", FLOAT_TYPES, "The roi's type, as Resize's T2.")])
 
 
-# --------------------------------------------------------------------------- function body
-
-RANK_INPUT = 1  # the body depends on X's rank (attach() puts it in the key as "rank")
+# --------------------------------------------------------------------------- the row
 
 
-def body(key: BodyKey) -> onnx.FunctionProto:
-    """The function body of a node of these attributes (_resize_body.resize_grad_body)."""
-    return resize_grad_body(key, ["dY", "X", "roi", "scales", "sizes"], key.attribute("rank"))
+@dataclasses.dataclass(frozen=True)
+class ResizeGradSpec:
+    """The op's row, as the families' spec classes (opset/__init__.py makes the evaluator from it)."""
+    op_type: str = OP_TYPE
+    schema: onnx.defs.OpSchema = SCHEMA
+    rank_input: int = 1  # the body depends on X's rank (attach() puts it in the key as "rank")
+
+    reference = staticmethod(resize_grad)
+
+    @staticmethod
+    def body(key: BodyKey) -> onnx.FunctionProto:
+        """The function body of a node of these attributes (_resize_body.resize_grad_body)."""
+        return resize_grad_body(key, ["dY", "X", *OPTIONAL_INPUTS], key.attribute("rank"))
+
+
+SPEC = ResizeGradSpec()

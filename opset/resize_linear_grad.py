@@ -8,29 +8,10 @@ bool align_corners, float? scales=None) -> Tensor with grads/original_image inpu
 """
 from __future__ import annotations
 
-import onnx
-
-from ._common import ReferenceOp
-from ._graph import BodyKey
 from ._resize_v2 import ResizeV2Spec
-from ._separable_body import resize_v2_body
 
-OP_TYPE = "ResizeLinearGrad"
-SPEC = ResizeV2Spec(OP_TYPE, since_version=2, spatial=1, taps="linear", scale_attr="scale")
-SCHEMA = SPEC.schema(
-    "Gradient of 1-D linear resize (CANN ResizeLinearGrad = aten::upsample_linear1d_backward) on [N, C, L]: each "
-    "grads element is spread over the two input elements the forward interpolated, with the same weights.",
-    "0 (default): half-pixel centres, src = max(0, (dst + 0.5) * scale - 0.5).")
-
-
-def resize_linear_grad(grads, original_image, align_corners=0, scale=0.0):
-    return SPEC.reference(grads, original_image, align_corners, 0, scale)
-
-
-class ResizeLinearGrad(ReferenceOp):
-    def _run(self, grads, original_image, align_corners=None, scale=None):
-        return (resize_linear_grad(grads, original_image, align_corners or 0, scale or 0.0),)
-
-
-def body(key: BodyKey) -> onnx.FunctionProto:
-    return resize_v2_body(SPEC, key)
+SPEC = ResizeV2Spec(
+    "ResizeLinearGrad", since_version=2, spatial=1, taps="linear", scale_attr="scale",
+    doc="Gradient of 1-D linear resize (CANN ResizeLinearGrad = aten::upsample_linear1d_backward) on [N, C, L]: each "
+        "grads element is spread over the two input elements the forward interpolated, with the same weights.",
+    modes_doc="0 (default): half-pixel centres, src = max(0, (dst + 0.5) * scale - 0.5).")

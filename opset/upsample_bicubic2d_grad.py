@@ -14,31 +14,11 @@ siblings do (the Ascend converter leaves them out of the GE op).
 """
 from __future__ import annotations
 
-import onnx
-
-from ._common import ReferenceOp
-from ._graph import BodyKey
-from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
-OP_TYPE = "UpsampleBicubic2dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(2,), taps='cubic', scales=('scales_h', 'scales_w'),
-                    align_corners=True)
-SCHEMA = SPEC.schema('Gradient of bicubic upsampling (aten::upsample_bicubic2d_backward): each grad_output element is '
-                     'spread over the 4 x 4 input elements the forward read, with the same cubic weights (A = -0.75); '
-                     'taps outside the image add to the border pixel.')
-
-
-def upsample_bicubic2d_grad(grad_output, input_size, output_size=None, align_corners=0, scales_h=0.0, scales_w=0.0):
-    return SPEC.reference(grad_output, input_size=input_size, output_size=output_size, align_corners=align_corners,
-                          scales_h=scales_h, scales_w=scales_w)
-
-
-class UpsampleBicubic2dGrad(ReferenceOp):
-    def _run(self, grad_output, input_size=None, output_size=None, align_corners=None, scales_h=None, scales_w=None):
-        return (upsample_bicubic2d_grad(grad_output, input_size, output_size, align_corners or 0, scales_h or 0.0,
-                                        scales_w or 0.0),)
-
-
-def body(key: BodyKey) -> onnx.FunctionProto:
-    return upsample_body(SPEC, key)
+SPEC = UpsampleSpec(
+    "UpsampleBicubic2dGrad", since_version=2, spatial_ranks=(2,), taps="cubic", scales=("scales_h", "scales_w"),
+    align_corners=True,
+    doc="Gradient of bicubic upsampling (aten::upsample_bicubic2d_backward): each grad_output element is spread over "
+        "the 4 x 4 input elements the forward read, with the same cubic weights (A = -0.75); taps outside the image "
+        "add to the border pixel.")

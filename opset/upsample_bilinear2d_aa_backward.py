@@ -9,32 +9,11 @@ by the downscale factor, weights normalised to sum 1 (aten _compute_indices_min_
 """
 from __future__ import annotations
 
-import onnx
-
-from ._common import ReferenceOp
-from ._graph import BodyKey
-from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
-OP_TYPE = "UpsampleBilinear2dAABackward"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(2,), taps='antialias_linear',
-                    scales=('scales_h', 'scales_w'), align_corners=True)
-SCHEMA = SPEC.schema('Gradient of antialiased bilinear resize (aten::_upsample_bilinear2d_aa_backward): each '
-                     'grad_output element is spread over the window of input elements the forward averaged (triangle '
-                     'filter stretched by the downscale factor, normalised weights).')
-
-
-def upsample_bilinear2d_aa_backward(grad_output, input_size, output_size=None, align_corners=0, scales_h=0.0,
-                                    scales_w=0.0):
-    return SPEC.reference(grad_output, input_size=input_size, output_size=output_size, align_corners=align_corners,
-                          scales_h=scales_h, scales_w=scales_w)
-
-
-class UpsampleBilinear2dAABackward(ReferenceOp):
-    def _run(self, grad_output, input_size=None, output_size=None, align_corners=None, scales_h=None, scales_w=None):
-        return (upsample_bilinear2d_aa_backward(grad_output, input_size, output_size, align_corners or 0,
-                                                scales_h or 0.0, scales_w or 0.0),)
-
-
-def body(key: BodyKey) -> onnx.FunctionProto:
-    return upsample_body(SPEC, key)
+SPEC = UpsampleSpec(
+    "UpsampleBilinear2dAABackward", since_version=2, spatial_ranks=(2,), taps="antialias_linear",
+    scales=("scales_h", "scales_w"), align_corners=True,
+    doc="Gradient of antialiased bilinear resize (aten::_upsample_bilinear2d_aa_backward): each grad_output element is "
+        "spread over the window of input elements the forward averaged (triangle filter stretched by the downscale "
+        "factor, normalised weights).")

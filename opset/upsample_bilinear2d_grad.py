@@ -11,31 +11,11 @@ compute_source_index_and_lambda; out == in copies).
 """
 from __future__ import annotations
 
-import onnx
-
-from ._common import ReferenceOp
-from ._graph import BodyKey
-from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
-OP_TYPE = "UpsampleBilinear2dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(2, 1), taps='linear', scales=('scales_h', 'scales_w'),
-                    align_corners=True, output_size_required=True)
-SCHEMA = SPEC.schema('Gradient of bilinear upsampling (aten::upsample_bilinear2d_backward; a 3-D grad_output is '
-                     'upsample_linear1d_backward): each grad_output element is spread over the two input elements per '
-                     'axis the forward interpolated, with the same weights.')
-
-
-def upsample_bilinear2d_grad(grad_output, input_size, output_size, align_corners=0, scales_h=0.0, scales_w=0.0):
-    return SPEC.reference(grad_output, input_size=input_size, output_size=output_size, align_corners=align_corners,
-                          scales_h=scales_h, scales_w=scales_w)
-
-
-class UpsampleBilinear2dGrad(ReferenceOp):
-    def _run(self, grad_output, input_size=None, output_size=None, align_corners=None, scales_h=None, scales_w=None):
-        return (upsample_bilinear2d_grad(grad_output, input_size, output_size, align_corners or 0, scales_h or 0.0,
-                                         scales_w or 0.0),)
-
-
-def body(key: BodyKey) -> onnx.FunctionProto:
-    return upsample_body(SPEC, key)
+SPEC = UpsampleSpec(
+    "UpsampleBilinear2dGrad", since_version=2, spatial_ranks=(2, 1), taps="linear", scales=("scales_h", "scales_w"),
+    align_corners=True, output_size_required=True,
+    doc="Gradient of bilinear upsampling (aten::upsample_bilinear2d_backward; a 3-D grad_output is "
+        "upsample_linear1d_backward): each grad_output element is spread over the two input elements per axis the "
+        "forward interpolated, with the same weights.")

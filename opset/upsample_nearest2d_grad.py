@@ -11,30 +11,11 @@ copies, out == 2 in reads o // 2); scale = 1 / scales_* when given, else in / ou
 """
 from __future__ import annotations
 
-import onnx
-
-from ._common import ReferenceOp
-from ._graph import BodyKey
-from ._separable_body import upsample_body
 from ._upsample import UpsampleSpec
 
-OP_TYPE = "UpsampleNearest2dGrad"
-SPEC = UpsampleSpec(OP_TYPE, since_version=2, spatial_ranks=(2, 1), taps='nearest', scales=('scales_h', 'scales_w'),
-                    output_size_required=True)
-SCHEMA = SPEC.schema('Gradient of nearest upsampling (aten::upsample_nearest2d_backward; a 3-D grad_output is '
-                     'upsample_nearest1d_backward): every grad_output element is added to the input element it was '
-                     'read from, min(floor(o * scale), in - 1) per axis.')
-
-
-def upsample_nearest2d_grad(grad_output, input_size, output_size, scales_h=0.0, scales_w=0.0):
-    return SPEC.reference(grad_output, input_size=input_size, output_size=output_size, scales_h=scales_h,
-                          scales_w=scales_w)
-
-
-class UpsampleNearest2dGrad(ReferenceOp):
-    def _run(self, grad_output, input_size=None, output_size=None, scales_h=None, scales_w=None):
-        return (upsample_nearest2d_grad(grad_output, input_size, output_size, scales_h or 0.0, scales_w or 0.0),)
-
-
-def body(key: BodyKey) -> onnx.FunctionProto:
-    return upsample_body(SPEC, key)
+SPEC = UpsampleSpec(
+    "UpsampleNearest2dGrad", since_version=2, spatial_ranks=(2, 1), taps="nearest", scales=("scales_h", "scales_w"),
+    output_size_required=True,
+    doc="Gradient of nearest upsampling (aten::upsample_nearest2d_backward; a 3-D grad_output is "
+        "upsample_nearest1d_backward): every grad_output element is added to the input element it was read from, "
+        "min(floor(o * scale), in - 1) per axis.")

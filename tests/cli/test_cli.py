@@ -120,7 +120,7 @@ def test_run_with_inputs_file_on_functions(model_dir, tmp_path):
     assert result.returncode == 0, result.stderr
     with np.load(out) as data:
         expected = opset.OPS["UpsampleNearestExact2dGrad"].reference(
-            np.load(inputs)["grad_output"], [2, 16, 20, 30], None, 2.5, 1.5)
+            np.load(inputs)["grad_output"], input_size=[2, 16, 20, 30], scales_h=2.5, scales_w=1.5)
         np.testing.assert_allclose(data["grad_input"], expected, rtol=1e-5, atol=1e-6)
 
 

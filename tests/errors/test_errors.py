@@ -490,7 +490,7 @@ def test_mixed_dtypes_are_rejected(path):
 def test_non_float_dtype_is_rejected():
     with pytest.raises(ResampleGradError,
                        match="input 'grad_output' has dtype int32; expected float16, bfloat16, float32 or float64"):
-        opset.OPS[N1].reference(np.ones((1, 2, 4), np.int32), [1, 2, 2])
+        opset.OPS[N1].reference(np.ones((1, 2, 4), np.int32), input_size=[1, 2, 2])
     model = dynamic_model(N1, {"grad_output": (1, 2, 4)}, ("grad_input",), dict(input_size=[1, 2, 2]))
     model.graph.input[0].type.tensor_type.elem_type = 6  # int32
     with pytest.raises(Exception, match=N1):
@@ -548,6 +548,15 @@ def test_unknown_op_and_attribute_are_rejected_by_attach():
     model = one_node_model(BI, BI_IN, ("y",), dict(half_pixel=1))
     with pytest.raises(ResampleGradError, match="unknown attribute 'half_pixel'"):
         opset.attach(model)
+
+
+def test_unknown_attribute_is_rejected_by_the_reference_evaluator():
+    """The evaluator runs the reference with the node's attributes by name: one the op does not have is an error
+    naming it, not a keyword the reference would swallow (a misspelt scale would silently be the default)."""
+    model = one_node_model(BI, BI_IN, ("y",), dict(scales_h=2.0))
+    feeds = {name: np.ones(shape, np.float32) for name, shape in BI_IN.items()}
+    with pytest.raises(ResampleGradError, match=f"{BI}: unknown attribute 'scales_h'; expected .*align_corners"):
+        run_model(model, feeds, "reference")
 
 
 def test_attach_refuses_old_default_opset():

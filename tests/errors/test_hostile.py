@@ -45,8 +45,7 @@ def _run(path, go, x, grid, attrs):
 
 
 def _reference(go, x, grid, attrs):
-    return opset.OPS[GRID[grid.shape[-1]][0]].reference(go, x, grid, attrs["interpolation_mode"],
-                                                        attrs["padding_mode"], attrs["align_corners"])
+    return opset.OPS[GRID[grid.shape[-1]][0]].reference(go, x, grid, **attrs)
 
 
 def _expected(value, axis, attrs, go, x, grid):

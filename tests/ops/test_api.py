@@ -146,7 +146,8 @@ def test_attach_names_each_body_when_onnxruntime_does_not_select_overloads(monke
     feeds = {"g": np.random.default_rng(0).standard_normal((2, 3, 9, 11)).astype(np.float32)}
     got = onnxruntime.InferenceSession(attached.SerializeToString()).run(None, feeds)
     for c, value in zip((0, 1), got, strict=True):
-        want = opset.OPS["UpsampleBilinear2dGrad"].reference(feeds["g"], [2, 3, 5, 6], [9, 11], align_corners=c)
+        want = opset.OPS["UpsampleBilinear2dGrad"].reference(feeds["g"], input_size=[2, 3, 5, 6], output_size=[9, 11],
+                                                             align_corners=c)
         np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-5)
     # the attached model validates and attaches again (to_ascend and the CLI read attached models)
     again = opset.attach(attached)
