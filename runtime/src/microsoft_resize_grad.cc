@@ -21,20 +21,13 @@
 namespace rg {
 namespace {
 
-struct MicrosoftResizeGrad {
+struct MicrosoftResizeGrad : ResizeGradKernel {
   static constexpr const char* kName = "ResizeGrad";
   static constexpr int kSinceVersion = 1;
-  static constexpr size_t kInputs = 4;
-  static constexpr size_t kOutputs = 1;
-  static constexpr bool kOptionalOutputs = false;
-  // dY and X of type T; roi (any float type) and scales (float) optional, checked by the plan
-  static InputSpec InputSpecAt(size_t index) { return InputSpec{index < 2, index >= 2}; }
-
-  const OrtApi* api;
-  ResizeGradPlan plan;
+  static constexpr size_t kInputs = 4;  // dY, X, roi, scales
 
   MicrosoftResizeGrad(const OrtApi* api_, const OrtKernelInfo* info)
-      : api(api_), plan(api_, info, "com.microsoft::ResizeGrad") {}
+      : ResizeGradKernel(api_, info, "com.microsoft::ResizeGrad") {}
 
   void Compute(OrtKernelContext* context) {
     const Tensor dy = Input(api, context, 0), x = Input(api, context, 1);

@@ -141,6 +141,23 @@ void CheckArrayType(const OrtApi* api, const OrtKernelInfo* info, const std::str
     throw OpError(prefix + "attribute '" + name + "' must be " + (ints ? "a list of ints" : "a list of floats") +
                   ", got another type");
 }
+
+// A list attribute (int64 or float) into *out; false when absent, an error when it holds another type.
+template <typename V>
+bool ReadArray(const OrtApi* api, const OrtKernelInfo* info, const std::string& prefix, const char* name,
+               std::vector<V>* out) {
+  constexpr bool kInts = std::is_same_v<V, int64_t>;
+  const char* kind = kInts ? "a list of ints" : "a list of floats";
+  using GetFn = std::conditional_t<kInts, ort::KernelInfoGetAttributeArray_int64Fn,
+                                   ort::KernelInfoGetAttributeArray_floatFn>;
+  auto get = ort::Get<GetFn>(api, kInts ? ort::kKernelInfoGetAttributeArray_int64
+                                        : ort::kKernelInfoGetAttributeArray_float);
+  size_t size = 0;
+  if (!Found(api, get(info, name, nullptr, &size), prefix, name, kind)) return false;
+  if (size == 0) CheckArrayType(api, info, prefix, name, kInts);
+  out->assign(size, V{});
+  return size == 0 || Found(api, get(info, name, out->data(), &size), prefix, name, kind);
+}
 }  // namespace
 
 int64_t Attributes::Int(const char* name, int64_t fallback) const {
@@ -166,21 +183,11 @@ std::string Attributes::String(const char* name, const std::string& fallback) co
 }
 
 bool Attributes::Ints(const char* name, std::vector<int64_t>* out) const {
-  auto get = ort::Get<ort::KernelInfoGetAttributeArray_int64Fn>(api_, ort::kKernelInfoGetAttributeArray_int64);
-  size_t size = 0;
-  if (!Found(api_, get(info_, name, nullptr, &size), prefix_, name, "a list of ints")) return false;
-  if (size == 0) CheckArrayType(api_, info_, prefix_, name, true);
-  out->assign(size, 0);
-  return size == 0 || Found(api_, get(info_, name, out->data(), &size), prefix_, name, "a list of ints");
+  return ReadArray(api_, info_, prefix_, name, out);
 }
 
 bool Attributes::Floats(const char* name, std::vector<float>* out) const {
-  auto get = ort::Get<ort::KernelInfoGetAttributeArray_floatFn>(api_, ort::kKernelInfoGetAttributeArray_float);
-  size_t size = 0;
-  if (!Found(api_, get(info_, name, nullptr, &size), prefix_, name, "a list of floats")) return false;
-  if (size == 0) CheckArrayType(api_, info_, prefix_, name, false);
-  out->assign(size, 0.f);
-  return size == 0 || Found(api_, get(info_, name, out->data(), &size), prefix_, name, "a list of floats");
+  return ReadArray(api_, info_, prefix_, name, out);
 }
 
 // ----------------------------------------------------------------------------- dtypes

@@ -215,18 +215,12 @@ void ResizeGradPlan::Backward(const OrtApi* api, OrtKernelContext* context, cons
 
 namespace {
 
-struct ResizeGrad {
+struct ResizeGrad : ResizeGradKernel {
   static constexpr const char* kName = "ResizeGrad";
   static constexpr int kSinceVersion = 2;
-  static constexpr size_t kInputs = 5;
-  static constexpr size_t kOutputs = 1;
-  static constexpr bool kOptionalOutputs = false;
-  static InputSpec InputSpecAt(size_t index) { return InputSpec{index < 2, index >= 2}; }
+  static constexpr size_t kInputs = 5;  // dY, X, roi, scales, sizes
 
-  const OrtApi* api;
-  ResizeGradPlan plan;
-
-  ResizeGrad(const OrtApi* api_, const OrtKernelInfo* info) : api(api_), plan(api_, info, kName) {}
+  ResizeGrad(const OrtApi* api_, const OrtKernelInfo* info) : ResizeGradKernel(api_, info, kName) {}
 
   void Compute(OrtKernelContext* context) {
     const Tensor dy = Input(api, context, 0), x = Input(api, context, 1);

@@ -49,4 +49,18 @@ class ResizeGradPlan {
   std::vector<int64_t> axes;
 };
 
+// What both ResizeGrad kernels are: one output; dY and X of type T, the other inputs optional (roi of any float
+// type, scales float, sizes int64: checked by the plan); the attributes read once into the plan.
+struct ResizeGradKernel {
+  static constexpr size_t kOutputs = 1;
+  static constexpr bool kOptionalOutputs = false;
+  static InputSpec InputSpecAt(size_t index) { return InputSpec{index < 2, index >= 2}; }
+
+  const OrtApi* api;
+  ResizeGradPlan plan;
+
+  ResizeGradKernel(const OrtApi* api_, const OrtKernelInfo* info, const char* op_type)
+      : api(api_), plan(api_, info, op_type) {}
+};
+
 }  // namespace rg

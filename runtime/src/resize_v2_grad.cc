@@ -139,19 +139,7 @@ struct ResizeV2Grad {
       in_dims = image.dims;
     }
     DispatchFloat(grads.type, prefix, "grads", [&](auto tag) {
-      using T = decltype(tag);
-      using A = AccT<T>;
-      T* out = static_cast<T*>(Output(api, context, 0, in_dims));
-      std::vector<TapMatrix<A>> taps;
-      taps.reserve(kRow.spatial);
-      std::vector<const TapMatrix<A>*> axes(rank, nullptr);
-      for (int a = 0; a < kRow.spatial; ++a) {
-        TapOptions axis_options = options;
-        axis_options.scale = scales[a];
-        taps.push_back(MakeTaps<A>(kRow.kind, in_dims[2 + a], grads.dims[2 + a], axis_options));
-        axes[2 + a] = &taps.back();
-      }
-      SeparableBackward<T>(api, context, static_cast<const T*>(grads.data), out, grads.dims, in_dims, axes);
+      SpatialBackward<decltype(tag)>(api, context, kRow.kind, grads, in_dims, scales, options);
     });
   }
 };

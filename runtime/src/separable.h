@@ -176,4 +176,24 @@ void SeparableBackward(const OrtApi* api, OrtKernelContext* context, const T* gr
   ParallelFor(api, context, static_cast<size_t>((total_rows + rows_per_task - 1) / rows_per_task), work_per_task, task);
 }
 
+// The separable families' last step (Upsample*, Resize*V2): output 0, shaped in_dims, from a [N, C, *spatial]
+// gradient whose spatial axes each take the taps of `kind`, with that axis's forward scale (scales[a], a over the
+// spatial axes) in `options`.
+template <typename T>
+void SpatialBackward(const OrtApi* api, OrtKernelContext* context, TapKind kind, const Tensor& grad,
+                     const std::vector<int64_t>& in_dims, const float* scales, TapOptions options) {
+  using A = AccT<T>;
+  const size_t spatial = in_dims.size() - 2;
+  T* out = static_cast<T*>(Output(api, context, 0, in_dims));
+  std::vector<TapMatrix<A>> taps;
+  taps.reserve(spatial);  // (axes point into it)
+  std::vector<const TapMatrix<A>*> axes(in_dims.size(), nullptr);
+  for (size_t a = 0; a < spatial; ++a) {
+    options.scale = scales[a];
+    taps.push_back(MakeTaps<A>(kind, in_dims[2 + a], grad.dims[2 + a], options));
+    axes[2 + a] = &taps.back();
+  }
+  SeparableBackward<T>(api, context, static_cast<const T*>(grad.data), out, grad.dims, in_dims, axes);
+}
+
 }  // namespace rg

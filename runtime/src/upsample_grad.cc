@@ -161,21 +161,10 @@ struct UpsampleGrad {
         throw OpError(prefix + "attribute 'input_size' must have a positive " + Name(spatial, a) + ", got " +
                       ListString(input_size));
     }
-    DispatchFloat(grad.type, prefix, "grad_output", [&](auto tag) {
-      using T = decltype(tag);
-      using A = AccT<T>;
-      T* out = static_cast<T*>(Output(api, context, 0, in_dims));
-      std::vector<TapMatrix<A>> taps;
-      taps.reserve(spatial);
-      std::vector<const TapMatrix<A>*> axes(2 + spatial, nullptr);
-      for (int a = 0; a < spatial; ++a) {
-        TapOptions options;
-        options.scale = scales[kRow.spatial - spatial + a];
-        options.align_corners = align_corners;
-        taps.push_back(MakeTaps<A>(kRow.kind, in_dims[2 + a], grad.dims[2 + a], options));
-        axes[2 + a] = &taps.back();
-      }
-      SeparableBackward<T>(api, context, static_cast<const T*>(grad.data), out, grad.dims, in_dims, axes);
+    TapOptions options;
+    options.align_corners = align_corners;
+    DispatchFloat(grad.type, prefix, "grad_output", [&](auto tag) {  // (the 1-D form of a 2-D op: its last scale)
+      SpatialBackward<decltype(tag)>(api, context, kRow.kind, grad, in_dims, &scales[kRow.spatial - spatial], options);
     });
   }
 };
