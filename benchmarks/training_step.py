@@ -26,7 +26,6 @@ import argparse
 import functools
 import os
 import pathlib
-import platform
 import statistics
 import sys
 import tempfile
@@ -203,15 +202,7 @@ def kernel_rows(threads_list, repeats) -> list:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"machine: {cpu}, {os.cpu_count()} logical cores; onnxruntime {onnxruntime.__version__}"
+    return (f"machine: {runtime.machine()}; onnxruntime {onnxruntime.__version__}"
             f"{' (training)' if training.available() else ''}, torch {torch.__version__}, "
             f"resample_grad ISA {runtime.isa()}")
 

@@ -69,6 +69,15 @@ def check_dim_equal(op: str, a_name: str, a_axis: int, a: int | None, b_name: st
             op, f"dimension {a_axis} of '{a_name}' ({a}) must equal dimension {b_axis} of '{b_name}' ({b})")
 
 
+def check_positive_spatial(op: str, name: str, shape: Sequence[int | None], axis_names: Sequence[str],
+                           suffix: str) -> None:
+    """Input `name`'s spatial dimensions (2, 3, ...: axis_names + suffix) are positive (None: unknown)."""
+    for axis, axis_name in enumerate(axis_names, 2):
+        if shape[axis] is not None and shape[axis] <= 0:
+            raise ResampleGradError(op, f"input '{name}' must have a positive {axis_name}{suffix} (dimension {axis}), "
+                                        f"got shape {list(shape)}")
+
+
 def check_bool_attr(op: str, name: str, value: int) -> None:
     if value not in (0, 1):
         raise ResampleGradError(op, f"attribute '{name}' must be 0 or 1, got {value}")

@@ -27,6 +27,7 @@ from ._common import (
     check_choice_attr,
     check_dim_equal,
     check_float_dtypes,
+    check_positive_spatial,
     check_rank,
     compute_dtype,
     input_elem_type,
@@ -76,10 +77,7 @@ class GridSamplerSpec:
             check_rank(op, g_name, grad_output, rank, g_layout)
         if input is not None:
             check_rank(op, x_name, input, rank, x_layout)
-            for axis, name in enumerate(self.names, 2):
-                if input[axis] is not None and input[axis] <= 0:
-                    raise ResampleGradError(op, f"input '{x_name}' must have a positive {name}_in (dimension {axis}), "
-                                                f"got shape {list(input)}")
+            check_positive_spatial(op, x_name, input, self.names, "_in")
         if grid is not None:
             check_rank(op, grid_name, grid, rank, grid_layout)
             if grid[-1] is not None and grid[-1] != self.spatial:

@@ -23,6 +23,7 @@ from ._common import (
     check_bool_attr,
     check_dim_equal,
     check_float_dtypes,
+    check_positive_spatial,
     check_rank,
     check_scale_attr,
     compute_dtype,
@@ -86,10 +87,7 @@ class ResizeV2Spec:
         rank = 2 + self.spatial
         if grads is not None:
             check_rank(op, "grads", grads, rank, self.layout("_out"))
-            for axis, name in enumerate(self.names, 2):
-                if grads[axis] is not None and grads[axis] <= 0:
-                    raise ResampleGradError(op, f"input 'grads' must have a positive {name}_out (dimension {axis}), "
-                                                f"got shape {list(grads)}")
+            check_positive_spatial(op, "grads", grads, self.names, "_out")
         if self.shape_input == "size":
             if original is not None:
                 if len(original) != self.spatial:
@@ -103,10 +101,7 @@ class ResizeV2Spec:
             return batch + (list(original) if original is not None else [None] * self.spatial)
         if original is not None:
             check_rank(op, "original_image", original, rank, self.layout("_in"))
-            for axis, name in enumerate(self.names, 2):
-                if original[axis] is not None and original[axis] <= 0:
-                    raise ResampleGradError(op, f"input 'original_image' must have a positive {name}_in (dimension "
-                                                f"{axis}), got shape {list(original)}")
+            check_positive_spatial(op, "original_image", original, self.names, "_in")
         if grads is not None and original is not None:
             check_dim_equal(op, "grads", 0, grads[0], "original_image", 0, original[0])
             check_dim_equal(op, "grads", 1, grads[1], "original_image", 1, original[1])

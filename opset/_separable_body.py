@@ -86,6 +86,11 @@ def aten_scale(g: Graph, axes: Axes, scales: Sequence[float], align_corners: boo
         return g.Where(g.Greater(axes.out_len, 1), g.Div(axes.last_input(g, opmath), g.Sub(size_out, one)), zero)
     dtype = np.float64 if opmath != FLOAT else np.float32  # 1 / scale in double, as aten, rounded to opmath
     given = np.array([[1.0 / float(np.float32(s)) if s > 0 else 0.0] for s in scales], dtype)
+    return _given_or_ratio(g, axes, scales, given, size_out, opmath)
+
+
+def _given_or_ratio(g: Graph, axes: Axes, scales, given: np.ndarray, size_out: str, opmath) -> str:
+    """Per axis [A, 1]: the index scale `given` where the forward scale is > 0, else the ratio in / out."""
     if all(s > 0 for s in scales):
         return g.constant(given)
     ratio = g.Div(axes.input_lengths(g, opmath), size_out)
@@ -163,12 +168,7 @@ def tf_scale(g: Graph, axes: Axes, scales, align_corners: bool) -> str:
         ratio = g.Div(axes.last_input(g, FLOAT), g.Sub(size_out, g.typed(1.0, FLOAT)))
         return g.Where(g.Greater(axes.out_len, 1), ratio, g.typed(0.0, FLOAT))
     given = np.array([[np.float32(1) / np.float32(s) if s > 0 else 0] for s in scales], np.float32)
-    if all(s > 0 for s in scales):
-        return g.constant(given)
-    ratio = g.Div(axes.input_lengths(g, FLOAT), size_out)
-    if any(s > 0 for s in scales):
-        ratio = g.Where(np.array([[s > 0] for s in scales]), given, ratio)
-    return ratio
+    return _given_or_ratio(g, axes, scales, given, size_out, FLOAT)
 
 
 def tf_nearest_taps(g: Graph, axes: Axes, scales, align_corners: bool, half_pixel_centers: bool) -> Taps:

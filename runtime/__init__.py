@@ -70,6 +70,19 @@ def require_onnxruntime():
     return onnxruntime
 
 
+def machine() -> str:
+    """The CPU the kernels run on, for benchmark tables: its model name and logical core count."""
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} logical cores"
+
+
 def isa() -> str:
     """The instruction set the native kernels run with: "baseline", "avx2" or "avx512" (RESAMPLE_GRAD_ISA
     forces one; otherwise the best this CPU has). Raises RuntimeError when RESAMPLE_GRAD_ISA is bad."""

@@ -53,11 +53,12 @@ def _torch():
 
 # --------------------------------------------------------------------------- oracles
 
-def grid_sampler_oracle(interpolation, padding, align_corners, mask):
+def grid_sampler_oracle(interpolation, padding, align_corners, mask, spatial=2):
+    """aten::grid_sampler_2d_backward (spatial 2) or grid_sampler_3d_backward (3)."""
     def oracle(grad_output, input, grid):
-        torch = _torch()
-        gi, gg = torch.ops.aten.grid_sampler_2d_backward(
-            grad_output, input, grid, INTERPOLATION[interpolation], PADDING[padding], bool(align_corners), list(mask))
+        backward = getattr(_torch().ops.aten, f"grid_sampler_{spatial}d_backward")
+        gi, gg = backward(grad_output, input, grid, INTERPOLATION[interpolation], PADDING[padding], bool(align_corners),
+                          list(mask))
         return tuple(t for t, keep in zip((gi, gg), mask, strict=True) if keep)
     return oracle
 
@@ -399,15 +400,6 @@ def tf_nearest_oracle(align_corners, half_pixel_centers, spatial_in, scales):
 
 # --------------------------------------------------------------------------- GridSampler3DGrad
 
-def grid_sampler_3d_oracle(interpolation, padding, align_corners, mask):
-    def oracle(grad, x, grid):
-        torch = _torch()
-        gi, gg = torch.ops.aten.grid_sampler_3d_backward(
-            grad, x, grid, INTERPOLATION[interpolation], PADDING[padding], bool(align_corners), list(mask))
-        return tuple(t for t, keep in zip((gi, gg), mask, strict=True) if keep)
-    return oracle
-
-
 def _grid3d_cases():
     layouts = {  # name: (N, C, D_in, H_in, W_in, D_out, H_out, W_out, grid maker, dtypes)
         "basic": (2, 3, 4, 5, 6, 3, 4, 5, uniform_grid(1.2), ALL_DTYPES),
@@ -426,12 +418,13 @@ def _grid3d_cases():
             "GridSampler3DGrad", f"{interp}-{pad}-ac{corners}-{name}",
             {"grad": (n, c, do, ho, wo), "x": (n, c, di, hi, wi), "grid": (n, do, ho, wo, 3)},
             dict(interpolation_mode=interp, padding_mode=pad, align_corners=corners), ("dx", "dgrid"),
-            grid_sampler_3d_oracle(interp, pad, corners, (True, True)), dtypes, grid))
+            grid_sampler_oracle(interp, pad, corners, (True, True), spatial=3), dtypes, grid))
     for mask, outputs in (((True, False), ("dx", "")), ((False, True), ("", "dgrid"))):
         cases.append(Case("GridSampler3DGrad", f"bilinear-only-{'dx' if mask[0] else 'dgrid'}",
                           {"grad": (1, 2, 3, 2, 4), "x": (1, 2, 4, 3, 5), "grid": (1, 3, 2, 4, 3)},
                           dict(interpolation_mode="bilinear", padding_mode="border"), outputs,
-                          grid_sampler_3d_oracle("bilinear", "border", 0, mask), ("float32",), uniform_grid(1.2)))
+                          grid_sampler_oracle("bilinear", "border", 0, mask, spatial=3), ("float32",),
+                          uniform_grid(1.2)))
     return cases
 
 

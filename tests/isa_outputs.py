@@ -16,7 +16,6 @@ import onnxruntime
 from cases import (
     CASES,
     Case,
-    grid_sampler_3d_oracle,
     grid_sampler_oracle,
     interpolate_oracle,
     is_fixed,
@@ -46,7 +45,7 @@ def _large_cases():
         cases.append(Case("GridSampler3DGrad", f"large-{interp}",
                           {"grad": (1, 36, 8, 10, 12), "x": (1, 36, 5, 6, 7), "grid": (1, 8, 10, 12, 3)},
                           dict(interpolation_mode=interp, padding_mode="zeros", align_corners=1), ("dx", "dgrid"),
-                          grid_sampler_3d_oracle(interp, "zeros", 1, (True, True)), ("float32", "float64"),
+                          grid_sampler_oracle(interp, "zeros", 1, (True, True), spatial=3), ("float32", "float64"),
                           uniform_grid(1.2)))
     for op_type, aten_name, corners in (("UpsampleBilinear2dGrad", "upsample_bilinear2d_backward", 0),
                                         ("UpsampleBicubic2dGrad", "upsample_bicubic2d_backward", 1),

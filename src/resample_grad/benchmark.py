@@ -23,7 +23,6 @@ import dataclasses
 import functools
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -425,16 +424,7 @@ def run_isas(args, progress=None) -> tuple:
 # --------------------------------------------------------------------------- the table
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{cpu}, {os.cpu_count()} logical cores; onnxruntime {onnxruntime.__version__}"
+    return (f"{runtime.machine()}; onnxruntime {onnxruntime.__version__}"
             + (f", torch {__import__('torch').__version__}" if _has_torch() else ""))
 
 

@@ -297,6 +297,14 @@ class Parser(argparse.ArgumentParser):
         raise CliError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
 
 
+def _model_and_inputs(command: argparse.ArgumentParser) -> None:
+    """The arguments of the commands that run a model: the model, its inputs, the threads."""
+    command.add_argument("model", help="an .onnx model")
+    command.add_argument("--inputs", metavar="FILE.npz", help="one array per graph input, of the declared dtype and "
+                         f"shape (default: random inputs; a symbolic dimension gets the size {RANDOM_DIM})")
+    command.add_argument("--threads", type=THREADS, default=0, metavar="N", help=THREADS_HELP)
+
+
 def parser() -> argparse.ArgumentParser:
     try:
         from resample_grad import benchmark
@@ -323,12 +331,9 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a model that uses the ops",
                          description="Runs MODEL with onnxruntime and writes its outputs to an .npz file; random "
                                      "inputs of the declared shapes unless --inputs is given.")
-    run.add_argument("model", help="an .onnx model")
-    run.add_argument("--inputs", metavar="FILE.npz", help="one array per graph input, of the declared dtype and shape "
-                     f"(default: random inputs; a symbolic dimension gets the size {RANDOM_DIM})")
+    _model_and_inputs(run)
     run.add_argument("--path", choices=["kernels", "functions", "reference"], default="kernels",
                      help="the native kernels, the portable functions or the NumPy reference (default: kernels)")
-    run.add_argument("--threads", type=THREADS, default=0, metavar="N", help=THREADS_HELP)
     run.add_argument("-o", "--output", metavar="OUT.npz", help="where the outputs go (default: MODEL.outputs.npz "
                      "next to the model, MODEL without its .onnx)")
     run.set_defaults(func=cmd_run)
@@ -337,10 +342,7 @@ def parser() -> argparse.ArgumentParser:
                            description="Runs the kernels, the functions and the NumPy reference on the same inputs "
                                        "and reports the largest disagreement per output (exit code 1 if any exceeds "
                                        "the tolerance).")
-    check.add_argument("model", help="an .onnx model")
-    check.add_argument("--inputs", metavar="FILE.npz", help="one array per graph input (default: random inputs; a "
-                       f"symbolic dimension gets the size {RANDOM_DIM})")
-    check.add_argument("--threads", type=THREADS, default=0, metavar="N", help=THREADS_HELP)
+    _model_and_inputs(check)
     check.set_defaults(func=cmd_check)
 
     inspect = sub.add_parser("inspect", help="list the resample_grad nodes",

@@ -97,82 +97,64 @@ def _mse(a, b):
     return ((a - b) ** 2).mean()
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_spatial_transformer_step_matches_torch_autograd(path):
-    model = models.spatial_transformer_step()
-    feeds = models.example_inputs("spatial_transformer_step", seed=3, model=model)
-    out = run_on(model, feeds, RUNS[path])
-    x, theta = _tensors(feeds, "x", "theta")
-    grid = F.affine_grid(theta, [2, 3, 24, 24], align_corners=False)
-    y = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
-    loss = _mse(y, torch.from_numpy(feeds["target"]))
-    grad_x, grad_theta = torch.autograd.grad(loss, [x, theta])
-    np.testing.assert_allclose(out["loss"], loss.item(), rtol=1e-5)
-    _close(out["grad_x"], grad_x)
-    _close(out["grad_theta"], grad_theta)
+def _spatial_transformer(t):
+    grid = F.affine_grid(t["theta"], [2, 3, 24, 24], align_corners=False)
+    y = F.grid_sample(t["x"], grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+    return _mse(y, t["target"])
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_decoder_step_matches_torch_autograd(path):
-    model = models.decoder_step()
-    feeds = models.example_inputs("decoder_step", seed=4, model=model)
-    out = run_on(model, feeds, RUNS[path])
-    (z,) = _tensors(feeds, "z")
-    up1 = F.interpolate(z, scale_factor=2, mode="nearest-exact")
+def _decoder(t):
+    up1 = F.interpolate(t["z"], scale_factor=2, mode="nearest-exact")
     up2 = F.interpolate(up1, scale_factor=2, mode="bilinear", align_corners=False)
-    loss = (up2 * torch.from_numpy(feeds["weight"])).sum()
-    (grad_z,) = torch.autograd.grad(loss, [z])
-    np.testing.assert_allclose(out["loss"], loss.item(), rtol=1e-4)
-    _close(out["grad_z"], grad_z)
+    return (up2 * t["weight"]).sum()
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_fpn_decoder_step_matches_torch_autograd(path):
-    model = models.fpn_decoder_step()
-    feeds = models.example_inputs("fpn_decoder_step", seed=5, model=model)
-    out = run_on(model, feeds, RUNS[path])
-    top, lateral = _tensors(feeds, "top", "lateral")
-    p = lateral + F.interpolate(top, scale_factor=2)  # torch's default: nearest
-    y = torch.from_numpy(feeds["skip"]) + F.interpolate(p, size=(40, 40), mode="bilinear", align_corners=False)
-    loss = _mse(y, torch.from_numpy(feeds["target"]))
-    grad_top, grad_lateral = torch.autograd.grad(loss, [top, lateral])
-    np.testing.assert_allclose(out["loss"], loss.item(), rtol=1e-5)
-    _close(out["grad_top"], grad_top)
-    _close(out["grad_lateral"], grad_lateral)
+def _fpn_decoder(t):
+    p = t["lateral"] + F.interpolate(t["top"], scale_factor=2)  # torch's default: nearest
+    y = t["skip"] + F.interpolate(p, size=(40, 40), mode="bilinear", align_corners=False)
+    return _mse(y, t["target"])
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_registration_step_matches_torch_autograd(path):
-    model = models.registration_step()
-    feeds = models.example_inputs("registration_step", seed=6, model=model)
-    out = run_on(model, feeds, RUNS[path])
-    moving, flow = _tensors(feeds, "moving", "flow")
-    fixed = torch.from_numpy(feeds["fixed"])
-    identity = F.affine_grid(torch.eye(3, 4)[None], list(fixed.shape), align_corners=True)  # [1, D, H, W, (x, y, z)]
-    flow_up = F.interpolate(flow, scale_factor=2, mode="trilinear", align_corners=True)
-    warped = F.grid_sample(moving, identity + flow_up.permute(0, 2, 3, 4, 1), mode="bilinear", padding_mode="zeros",
-                           align_corners=True)
-    loss = _mse(warped, fixed)
-    grad_moving, grad_flow = torch.autograd.grad(loss, [moving, flow])
-    np.testing.assert_allclose(out["loss"], loss.item(), rtol=1e-5)
-    assert np.abs(grad_flow.numpy()).max() > 1e-4  # the warp moves voxels: the flow gradient is not trivially 0
-    _close(out["grad_moving"], grad_moving)
-    _close(out["grad_flow"], grad_flow)
+def _registration(t):
+    shape = list(t["fixed"].shape)
+    identity = F.affine_grid(torch.eye(3, 4)[None], shape, align_corners=True)  # [1, D, H, W, (x, y, z)]
+    flow_up = F.interpolate(t["flow"], scale_factor=2, mode="trilinear", align_corners=True)
+    warped = F.grid_sample(t["moving"], identity + flow_up.permute(0, 2, 3, 4, 1), mode="bilinear",
+                           padding_mode="zeros", align_corners=True)
+    return _mse(warped, t["fixed"])
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_super_resolution_step_matches_torch_autograd(path):
-    model = models.super_resolution_step()
-    feeds = models.example_inputs("super_resolution_step", seed=7, model=model)
-    out = run_on(model, feeds, RUNS[path])
-    lr, residual = _tensors(feeds, "lr", "residual")
-    sr = F.interpolate(lr, scale_factor=4, mode="bicubic", align_corners=False) + residual
+def _super_resolution(t):
+    sr = F.interpolate(t["lr"], scale_factor=4, mode="bicubic", align_corners=False) + t["residual"]
     down = F.interpolate(sr, scale_factor=0.25, mode="bicubic", antialias=True, align_corners=False)
-    loss = _mse(sr, torch.from_numpy(feeds["hr"])) + 0.5 * _mse(down, lr)
-    grad_lr, grad_residual = torch.autograd.grad(loss, [lr, residual])
-    np.testing.assert_allclose(out["total_loss"], loss.item(), rtol=1e-5)
-    _close(out["grad_residual"], grad_residual)
-    _close(out["grad_lr"], grad_lr)
+    return _mse(sr, t["hr"]) + 0.5 * _mse(down, t["lr"])
+
+
+# model -> (seed, its loss output and that output's tolerance, the inputs it differentiates, the torch forward of
+# the loss from the feeds as tensors)
+TORCH_STEPS = {
+    "spatial_transformer_step": (3, "loss", 1e-5, ("x", "theta"), _spatial_transformer),
+    "decoder_step": (4, "loss", 1e-4, ("z",), _decoder),
+    "fpn_decoder_step": (5, "loss", 1e-5, ("top", "lateral"), _fpn_decoder),
+    "registration_step": (6, "loss", 1e-5, ("moving", "flow"), _registration),
+    "super_resolution_step": (7, "total_loss", 1e-5, ("lr", "residual"), _super_resolution),
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("name", list(TORCH_STEPS))
+def test_training_step_matches_torch_autograd(name, path):
+    seed, loss_name, loss_tolerance, wrt, forward = TORCH_STEPS[name]
+    model = models.BUILDERS[name]()
+    feeds = models.example_inputs(name, seed=seed, model=model)
+    out = run_on(model, feeds, RUNS[path])
+    tensors = {k: torch.from_numpy(v).requires_grad_(k in wrt) for k, v in feeds.items()}
+    loss = forward(tensors)
+    grads = torch.autograd.grad(loss, [tensors[k] for k in wrt])
+    np.testing.assert_allclose(out[loss_name], loss.item(), rtol=loss_tolerance)
+    for k, grad in zip(wrt, grads, strict=True):
+        assert np.abs(grad.numpy()).max() > 1e-4, k  # (a gradient that is trivially 0 would prove nothing)
+        _close(out[f"grad_{k}"], grad)
 
 
 @pytest.mark.parametrize("path", PATHS)
