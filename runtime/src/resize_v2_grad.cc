@@ -29,12 +29,9 @@ struct ResizeV2Row {
   constexpr bool Has(ResizeV2Option option) const { return (options & option) != 0; }
 };
 
-// The ops: a row each (registered by ResizeV2GradOps).
+// The ops: a row each (registered by ResizeV2GradOps), written from the Python spec rows (opset/_native_rows.py).
 constexpr ResizeV2Row kResizeV2Rows[] = {
-    {"ResizeBilinearV2Grad", 1, TapKind::kTfLinear, 2, kHalfPixelCenters},
-    {"ResizeBicubicV2Grad", 2, TapKind::kCubic, 2, 0},
-    {"ResizeNearestNeighborV2Grad", 2, TapKind::kTfNearest, 2, kHalfPixelCenters | kSizeInput},
-    {"ResizeLinearGrad", 2, TapKind::kLinear, 1, kSingleScale},
+#include "resize_v2_rows.inc"
 };
 
 template <size_t I>

@@ -4,8 +4,9 @@
 // with one tap function (taps.h) per spatial axis and the shared separable backward. A row of
 // kUpsampleRows holds what differs between the ops: the tap function, the spatial ranks the op takes
 // (the 2-D ops also serve aten's 1-D op with a 3-D grad_output, the axis then being W), the GE
-// attribute names of the forward scales and which attributes it has. A new op of the family is a
-// row. The checks and their messages are those of opset/_upsample.py.
+// attribute names of the forward scales and which attributes it has. The rows are written from the
+// Python spec rows (upsample_rows.inc, by opset/_native_rows.py): a new op of the family is its SPEC.
+// The checks and their messages are those of opset/_upsample.py.
 #include <cmath>
 #include <iterator>
 
@@ -35,23 +36,9 @@ struct UpsampleRow {
   constexpr bool Has(UpsampleOption option) const { return (options & option) != 0; }
 };
 
-// The ops: a row each (registered by UpsampleGradOps).
+// The ops: a row each (registered by UpsampleGradOps), written from the Python spec rows (opset/_native_rows.py).
 constexpr UpsampleRow kUpsampleRows[] = {
-    {"UpsampleNearestExact1dGrad", 1, TapKind::kNearestExact, 1, 0, {"L"}, {"scales"}, nullptr},
-    {"UpsampleNearestExact2dGrad", 1, TapKind::kNearestExact, 2, 0, {"H", "W"}, {"scales_h", "scales_w"}, nullptr},
-    {"UpsampleNearestExact3dGrad", 2, TapKind::kNearestExact, 3, kOutputSizeOrScales, {"D", "H", "W"}, {}, "scales"},
-    {"UpsampleNearest2dGrad", 2, TapKind::kNearest, 2, kAlso1d | kOutputSizeRequired, {"H", "W"},
-     {"scales_h", "scales_w"}, nullptr},
-    {"UpsampleNearest3dGrad", 2, TapKind::kNearest, 3, kOutputSizeOrScales, {"D", "H", "W"}, {}, "scales"},
-    {"UpsampleBilinear2dGrad", 2, TapKind::kLinear, 2, kAlso1d | kAlignCorners | kOutputSizeRequired, {"H", "W"},
-     {"scales_h", "scales_w"}, nullptr},
-    {"UpsampleTrilinear3dBackward", 2, TapKind::kLinear, 3, kAlignCorners | kOutputSizeRequired, {"D", "H", "W"},
-     {"scale_d", "scale_h", "scale_w"}, nullptr},
-    {"UpsampleBicubic2dGrad", 2, TapKind::kCubic, 2, kAlignCorners, {"H", "W"}, {"scales_h", "scales_w"}, nullptr},
-    {"UpsampleBilinear2dAABackward", 2, TapKind::kAntialiasLinear, 2, kAlignCorners, {"H", "W"},
-     {"scales_h", "scales_w"}, nullptr},
-    {"UpsampleBicubic2dAAGrad", 2, TapKind::kAntialiasCubic, 2, kAlignCorners | kOutputSizeRequired, {"H", "W"},
-     {"scales_h", "scales_w"}, nullptr},
+#include "upsample_rows.inc"
 };
 
 template <size_t I>

@@ -1,6 +1,6 @@
 """Facts the C++ kernels state a second time, read from their sources and compared with the Python package's: the
-custom domain (runtime/src/kernel_common.h kDomain) and the numbering of the tap kinds (runtime/src/taps.h TapKind,
-the order of opset/_taps.py TAP_KINDS)."""
+custom domain (runtime/src/kernel_common.h kDomain), the numbering of the tap kinds (runtime/src/taps.h TapKind,
+the order of opset/_taps.py TAP_KINDS), and the separable families' row tables (written from the spec rows)."""
 from __future__ import annotations
 
 import pathlib
@@ -25,3 +25,16 @@ def test_cpp_tap_kinds_are_numbered_as_python_tap_kinds():
     python = [("".join(part.capitalize() for part in kind.split("_")), number)
               for number, kind in enumerate(_taps.TAP_KINDS)]
     assert cpp == python
+
+
+def test_cpp_row_tables_are_the_spec_rows():
+    """runtime/src/*_rows.inc, committed because the C++ build runs no Python, are what the spec rows write."""
+    from resample_grad.opset import OPS, _native_rows
+
+    tables = _native_rows.tables()
+    for name, text in tables.items():
+        assert (SOURCES / name).read_text() == text, (
+            f"runtime/src/{name} is not the spec rows': run python -m resample_grad.opset._native_rows")
+    rows = "".join(tables.values())
+    separable = [t for t, op in OPS.items() if type(op.spec).__name__ in ("UpsampleSpec", "ResizeV2Spec")]
+    assert len(separable) == 14 and all(rows.count(f'{{"{t}", ') == 1 for t in separable)
