@@ -1,7 +1,7 @@
-"""What every op module shares: the domain, dtype rules, error type, shape checks.
+"""What every op module shares: the domain, dtype rules, error type, shape checks, the evaluator class.
 
 The domain name and version are defined once, in resample_grad.constants; the
-schemas, the onnxscript opset and the reference evaluator classes read them from here.
+schemas, the function bodies and the reference evaluator classes read them from here.
 """
 from __future__ import annotations
 
