@@ -1,7 +1,7 @@
 """The resample_grad ONNX domain: schemas, function bodies and NumPy references of its ops.
 
     DOMAIN, VERSION           the custom domain and its opset version (each op has a since_version)
-    OPS                       op type -> Op(op_type, schema, function, reference, since_version)
+    OPS                       op type -> Op: its row (SPEC), schema, body(key), reference, evaluator class
     functions(model)          the FunctionProtos attach() gives a model's nodes (standard ops only)
     attach(model)             a model with the functions and opset imports it needs
     reference_ops()           classes for onnx.reference.ReferenceEvaluator(new_ops=...)
