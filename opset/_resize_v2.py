@@ -40,7 +40,8 @@ SIZE_TYPES = ["tensor(int32)", "tensor(int64)"]
 
 @dataclasses.dataclass(frozen=True)
 class ResizeV2Spec:
-    """An op's row: what its schema, reference, function body and evaluator are made from (opset/__init__.py)."""
+    """An op's row: what its schema, reference, function body, evaluator (opset/__init__.py) and C++ row
+    (opset/_native_rows.py) are made from."""
     op_type: str
     since_version: int
     spatial: int  # 2 (NCHW) or 1 (NCL)

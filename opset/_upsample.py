@@ -36,9 +36,11 @@ from ._separable_body import upsample_body
 
 AXIS_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
 
+
 @dataclasses.dataclass(frozen=True)
 class UpsampleSpec:
-    """An op's row: what its schema, reference, function body and evaluator are made from (opset/__init__.py)."""
+    """An op's row: what its schema, reference, function body, evaluator (opset/__init__.py) and C++ row
+    (opset/_native_rows.py) are made from."""
     op_type: str
     since_version: int
     spatial_ranks: tuple[int, ...]  # spatial axes the op accepts, the main form first
