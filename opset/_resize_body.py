@@ -112,8 +112,8 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
     return Plan(shape, in_dims, out_dims, in_float, scale, starts, ends, ok)
 
 
-def coordinate(g: Graph, ctm: str, x: str, scale: str, size_out: str, size_in: str, span: str, starts, ends) -> str:
-    """GetOriginalCoordinateFromResizedCoordinate for every output x [out] of every axis; span: size_in - 1."""
+def coordinate(g: Graph, ctm: str, x: str, scale: str, size_out: str, size_in: str, starts, ends) -> str:
+    """GetOriginalCoordinateFromResizedCoordinate for every output x [out] of every axis."""
     one, half, zero = _f(g, 1.0), _f(g, 0.5), _f(g, 0.0)
     if ctm == "asymmetric":
         return g.Div(x, scale)
@@ -123,8 +123,9 @@ def coordinate(g: Graph, ctm: str, x: str, scale: str, size_out: str, size_in: s
     if ctm == "pytorch_half_pixel":
         return g.Where(several, g.Sub(g.Div(g.Add(x, half), scale), half), zero)
     if ctm == "align_corners":
-        return g.Where(several, g.Div(g.Mul(x, span), g.Sub(size_out, one)), zero)
+        return g.Where(several, g.Div(g.Mul(x, g.Sub(size_in, one)), g.Sub(size_out, one)), zero)
     if ctm == CROP:
+        span = g.Sub(size_in, one)
         many = g.Add(g.Mul(starts, span), g.Div(g.Mul(g.Mul(x, g.Sub(ends, starts)), span), g.Sub(size_out, one)))
         # one output: 0.5 (start + end) span, in double there; the same in float32, as halving is exact
         return g.Where(several, many, g.Mul(g.Mul(g.Add(starts, ends), span), half))
@@ -149,18 +150,13 @@ def nearest_index(g: Graph, coord: str, nearest_mode: str) -> str:
     return g.Cast(g.Add(floor, g.Cast(up, to=FLOAT)), to=INT64)
 
 
-def one_hot(g: Graph, index: str, columns: str) -> str:
-    """[*index.shape, in] float32, 1 at index."""
-    return g.Cast(g.Equal(g.Unsqueeze(index, [-1]), columns), to=FLOAT)
-
-
 def running_sum(g: Graph, values: str, axis: int, keep: bool = False) -> str:
     """The float sum along `axis`, in order (onnxruntime's running sums); keep: the axis kept, of length 1."""
     return g.Gather(g.CumSum(values, g.typed(axis, INT64)), [-1] if keep else -1, axis=axis)
 
 
 def tap_sum(g: Graph, index: str, weight: str, columns: str) -> str:
-    """The matrix [R, out, in] of taps [R, out, K]: the weights of the taps on one input summed in tap order."""
+    """The matrix [R, out, in] of the taps [R, out, K]: the weights of the taps on one input summed in tap order."""
     hits = g.Equal(g.Unsqueeze(index, [-1]), columns)
     return running_sum(g, g.Where(hits, g.Unsqueeze(weight, [-1]), _f(g, 0.0)), -2)
 
@@ -172,6 +168,9 @@ def keys(g: Graph, x: str, a: float, outer: str) -> str:
     return g.Where(outer, far, near)
 
 
+# The matrices below take each output's coordinate as coord [R, out, 1], and each axis's L - 1 (last, last_float)
+# shaped to broadcast against it.
+
 def linear_matrix(g: Graph, coord: str, last_float: str, last: str, columns: str) -> str:
     """SetupUpsampleBilinear: the coordinate clamped to [0, L - 1]; taps (x1, |c - x2|), (x2, |c - x1|), both 0.5
     when x1 == x2."""
@@ -182,18 +181,17 @@ def linear_matrix(g: Graph, coord: str, last_float: str, last: str, columns: str
     d1 = g.Where(same, _f(g, 0.5), g.Abs(g.Sub(c, g.Cast(x1, to=FLOAT))))
     d2 = g.Where(same, _f(g, 0.5), g.Abs(g.Sub(c, g.Cast(x2, to=FLOAT))))
     zero = _f(g, 0.0)
-    return g.Add(g.Where(g.Equal(g.Unsqueeze(x1, [-1]), columns), g.Unsqueeze(d2, [-1]), zero),
-                 g.Where(g.Equal(g.Unsqueeze(x2, [-1]), columns), g.Unsqueeze(d1, [-1]), zero))
+    return g.Add(g.Where(g.Equal(x1, columns), d2, zero), g.Where(g.Equal(x2, columns), d1, zero))
 
 
 def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclude_outside: bool) -> str:
     """ResizeBiCubic: taps floor(c) - 1 .. + 2 (GetCubicCoeffs at the distances |s + 1|, |s|, |1 - s|, |2 - s|),
     clamped to the edge and added up per input in tap order; exclude_outside zeroes the taps outside and
-    renormalises by their running sum. `last`: L - 1 per axis, shaped for the taps [R, out, 4]."""
+    renormalises by their running sum."""
     base = g.Floor(coord)
-    distance = g.Abs(g.Sub(_f(g, [float(k) for k in CUBIC_OFFSETS]), g.Unsqueeze(g.Sub(coord, base), [-1])))
+    distance = g.Abs(g.Sub(_f(g, [float(k) for k in CUBIC_OFFSETS]), g.Sub(coord, base)))  # [R, out, 4]
     weights = keys(g, distance, a, g.constant(np.array([True, False, False, True])))
-    taps = g.Add(g.Unsqueeze(g.Cast(base, to=INT64), [-1]), CUBIC_OFFSETS)
+    taps = g.Add(g.Cast(base, to=INT64), CUBIC_OFFSETS)
     if exclude_outside:
         weights = g.Where(g.Or(g.Less(taps, 0), g.Greater(taps, last)), _f(g, 0.0), weights)
         weights = g.Div(weights, running_sum(g, weights, -1, keep=True))
@@ -201,11 +199,11 @@ def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclud
 
 
 def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, columns: str, cubic: bool, a: float,
-                     exclude_outside: bool, crop: bool, deeper) -> str:
+                     exclude_outside: bool, crop: bool) -> str:
     """SetupUpsampleFilterAntiAlias: Pillow's window [lo, hi) around 0.5 + coord, the filter stretched by 1 / scale
     when downscaling; the taps outside the input fold onto the edge pixel after its own weight (exclude_outside:
-    they are dropped), normalised by the float reciprocal of the window's running sum. size and last: L and L - 1,
-    shaped for the taps; deeper(v): a value of the axis shaped for the taps."""
+    they are dropped), normalised by the float reciprocal of the window's running sum. scale and size (L): shaped
+    as last."""
     # reciprocals by Reciprocal: onnxruntime rewrites Mul(Div(1, a), b) as Div(b, a), rounded differently
     stretch = g.Max(g.Reciprocal(scale), _f(g, 1.0))
     support = g.Mul(stretch, _f(g, 2.0)) if cubic else stretch
@@ -214,15 +212,13 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
     lo = g.Cast(g.Floor(g.Add(g.Sub(center, support), _f(g, 0.5))), to=INT64)
     hi = g.Cast(g.Floor(g.Add(g.Add(center, support), _f(g, 0.5))), to=INT64)
     width = g.Min(g.Max(g.Sub(hi, lo), 0), reach)
-    lo, width = g.Unsqueeze(lo, [-1]), g.Unsqueeze(width, [-1])
     if exclude_outside:
         cut = g.Min(g.Max(lo, 0), size)
         lo, width = cut, g.Sub(g.Min(g.Max(g.Add(lo, width), 0), size), cut)
     # tap k reads lo + k; one tap more than the widest window (weight 0), for a window wholly left of the input to turn
     k = g.Range(0, g.Add(g.ReduceMax(reach, keepdims=0), 1), 1)
     j = g.Add(lo, k)  # [R, out, K]
-    x = g.Abs(g.Mul(g.Add(g.Sub(g.Cast(j, to=FLOAT), g.Unsqueeze(center, [-1])), _f(g, 0.5)),
-                    deeper(g.Reciprocal(stretch))))
+    x = g.Abs(g.Mul(g.Add(g.Sub(g.Cast(j, to=FLOAT), center), _f(g, 0.5)), g.Reciprocal(stretch)))
     if cubic:  # Keys in Pillow's form; the outer piece is 0 from 2 on
         x = g.Min(x, _f(g, 2.0))
         near = g.Add(g.Mul(g.Mul(g.Sub(g.Mul(_f(g, a + 2), x), _f(g, a + 3)), x), x), _f(g, 1.0))
@@ -266,28 +262,28 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
     a, exclude = float(attrs["cubic_coeff_a"]), bool(attrs["exclude_outside"])
 
-    def deeper(value):  # a value of the axis ([R, 1]) shaped for the taps [R, out, K] (rank 1: as it is)
+    def deeper(value):  # a value of the axis ([R, 1]) shaped for the coordinates [R, out, 1] (rank 1: as it is)
         return value if rank == 1 else g.Unsqueeze(value, [-1])
 
     in_dims, out_dims, scale = plan.in_dims, plan.out_dims, plan.scale
     dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
     columns = g.Range(0, g.ReduceMax(in_dims, keepdims=0), 1)
-    span, last = g.Sub(plan.in_float, _f(g, 1.0)), g.Sub(in_dims, 1)  # L - 1 in float32 arithmetic, and as an int
-    last_float = g.Cast(last, to=FLOAT)
-    coord = coordinate(g, ctm, g.Cast(dst, to=FLOAT), scale, g.Cast(out_dims, to=FLOAT), plan.in_float, span,
-                       plan.starts, plan.ends)
+    coord = g.Unsqueeze(coordinate(g, ctm, g.Cast(dst, to=FLOAT), scale, g.Cast(out_dims, to=FLOAT), plan.in_float,
+                                   plan.starts, plan.ends), [-1])
+    last = g.Sub(deeper(in_dims), 1)
+    last_float = g.Cast(last, to=FLOAT) if mode == "linear" or ctm == CROP else None
     if attrs["antialias"]:
-        matrix = antialias_matrix(g, coord, scale, deeper(in_dims), deeper(last), columns, mode == "cubic", a,
-                                  exclude, ctm == CROP, deeper)
+        matrix = antialias_matrix(g, coord, deeper(scale), deeper(in_dims), last, columns, mode == "cubic", a,
+                                  exclude, ctm == CROP)
     elif mode == "nearest":
-        matrix = one_hot(g, g.Max(g.Min(nearest_index(g, coord, attrs["nearest_mode"]), last), 0), columns)
+        matrix = g.Cast(g.Equal(g.Max(g.Min(nearest_index(g, coord, attrs["nearest_mode"]), last), 0), columns),
+                        to=FLOAT)
     elif mode == "linear":
         matrix = linear_matrix(g, coord, last_float, last, columns)
     else:
-        matrix = cubic_matrix(g, coord, deeper(last), columns, a, exclude)
+        matrix = cubic_matrix(g, coord, last, columns, a, exclude)
     if ctm == CROP:  # an extrapolated output reads nothing
-        outside = g.Or(g.Less(coord, _f(g, 0.0)), g.Greater(coord, last_float))
-        matrix = g.Where(g.Unsqueeze(outside, [-1]), _f(g, 0.0), matrix)
+        matrix = g.Where(g.Or(g.Less(coord, _f(g, 0.0)), g.Greater(coord, last_float)), _f(g, 0.0), matrix)
     # Resize keeps an axis whose scale is 1 (antialias: whose length is), and copies when no length changes
     same = g.Equal(out_dims, in_dims)
     copies = same if rank == 1 or attrs["antialias"] else g.Cast(g.ReduceMin(g.Cast(same, to=INT64), keepdims=1),
@@ -296,10 +292,10 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
     if g.opmath != FLOAT:
         matrix = g.Cast(matrix, to=g.opmath)
     grad = g.in_opmath(d_y)
-    if rank == 1:
+    if rank == 1:  # the matrix is [out, in]
         copy, contracted = g.branch(), g.branch()
-        return g.If(kept, then_branch=copy.graph([grad]), else_branch=contracted.graph([contracted.MatMul(grad,
-                                                                                                          matrix)]))
+        return g.If(kept, then_branch=copy.graph([grad]),
+                    else_branch=contracted.graph([contracted.MatMul(grad, matrix)]))
     identity = g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)  # [out, in]: what a kept axis reads
     axes = Axes(in_dims, out_dims, None, dst)
     bands = band(g, axes, g.Where(g.Unsqueeze(kept, [-1]), identity, matrix))
