@@ -73,29 +73,26 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
     n_scales, n_sizes = g.Size(scales), g.Size(sizes)
     flat_sizes = g.Reshape(sizes, column)
     ones = per_axis(np.ones(count, np.float32))
-    # the given values (padded): scales or sizes, read as the one given when exactly one is, with a value per listed
-    # axis (checked)
-    if policy == "stretch":
-        given = g.Concat(g.Reshape(scales, column), g.Cast(flat_sizes, to=FLOAT), ones, axis=0)
-        valid = [g.Equal(g.Add(n_scales, n_sizes), [count])]
+    sizes_float = g.Cast(flat_sizes, to=FLOAT)
+    if count > 1 or policy != "stretch":  # padded to a value per listed axis (one listed axis: any number broadcasts)
+        sizes_float = g.Slice(g.Concat(sizes_float, ones, axis=0), [0], [count])
+    if policy == "stretch":  # the scales given, or the sizes over X's lengths
+        valid = [g.Equal(g.Add(n_scales, n_sizes), [count])]  # one of them, a value per listed axis
         if count > 1:
             valid.append(g.Equal(g.Mul(n_scales, n_sizes), [0]))
-    else:  # sizes only
-        given = g.Concat(g.Cast(flat_sizes, to=FLOAT), ones, axis=0)
-        valid = [g.Equal(n_scales, [0]), g.Equal(n_sizes, [count])]
-    given = g.Slice(given, [0], [count])
-    if policy == "stretch":
-        scale = full(g.Div(given, g.Where(g.Greater(n_scales, [0]), ones, listed_float)), np.float32(1))
+        scale = g.Slice(g.Concat(g.Reshape(scales, column), g.Div(sizes_float, listed_float), ones, axis=0), [0],
+                        [count])
         # ComputeOutputShape: the float product truncated; or the sizes
-        expected = g.Slice(g.Concat(flat_sizes, g.Cast(g.Mul(given, listed_float), to=INT64), axis=0), [0], [count])
+        expected = g.Slice(g.Concat(flat_sizes, g.Cast(g.Mul(scale, listed_float), to=INT64), axis=0), [0], [count])
+        scale = full(scale, np.float32(1))
         # finite scales > 0; sizes > 0 on an axis of X not empty (size / 0 is infinite)
         valid.append(g.And(g.Greater(scale, _f(g, 0.0)), g.Less(scale, _f(g, np.inf))))
-    else:  # one scale for the listed axes
-        ratios = g.Where(g.Equal(listed_float, _f(g, 0.0)), _f(g, 1.0), g.Div(given, listed_float))
-        joint = (g.ReduceMin if policy == "not_larger" else g.ReduceMax)(ratios, keepdims=1)
+    else:  # sizes only, one scale for the listed axes
+        valid = [g.Equal(n_scales, [0]), g.Equal(n_sizes, [count]), full(g.Greater(sizes_float, _f(g, 0.0)), True)]
+        ratios = g.Where(g.Equal(listed_float, _f(g, 0.0)), _f(g, 1.0), g.Div(sizes_float, listed_float))
+        joint = ratios if count == 1 else (g.ReduceMin if policy == "not_larger" else g.ReduceMax)(ratios, keepdims=1)
         expected = g.Cast(g.Floor(g.Add(g.Mul(joint, listed_float), _f(g, 0.5))), to=INT64)  # std::round
         scale = joint if rank == 1 else full(g.Expand(joint, [count, 1]), np.float32(1))
-        valid.append(full(g.Greater(given, _f(g, 0.0)), True))
     valid.append(g.Equal(full(expected, in_dims), out_dims))
     starts = ends = None
     if ctm == CROP:  # the roi, starts then ends; a missing one is [0, 1] per axis
@@ -156,9 +153,8 @@ def running_sum(g: Graph, values: str, axis: int, keep: bool = False) -> str:
 
 
 def tap_sum(g: Graph, index: str, weight: str, columns: str) -> str:
-    """The matrix [R, out, in] of the taps [R, out, K]: the weights of the taps on one input summed in tap order."""
-    hits = g.Equal(g.Unsqueeze(index, [-1]), columns)
-    return running_sum(g, g.Where(hits, g.Unsqueeze(weight, [-1]), _f(g, 0.0)), -2)
+    """The matrix [R, out, in] of the taps [R, out, K, 1]: the weights of the taps on one input summed in tap order."""
+    return running_sum(g, g.Where(g.Equal(index, columns), weight, _f(g, 0.0)), -2)
 
 
 def keys(g: Graph, x: str, a: float, outer: str) -> str:
@@ -187,15 +183,18 @@ def linear_matrix(g: Graph, coord: str, last_float: str, last: str, columns: str
 def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclude_outside: bool) -> str:
     """ResizeBiCubic: taps floor(c) - 1 .. + 2 (GetCubicCoeffs at the distances |s + 1|, |s|, |1 - s|, |2 - s|),
     clamped to the edge and added up per input in tap order; exclude_outside zeroes the taps outside and
-    renormalises by their running sum."""
+    renormalises by their running sum. `last`: shaped for the taps [R, out, 4, 1]."""
+    coord = g.Unsqueeze(coord, [-1])  # the taps [R, out, 4, 1]
     base = g.Floor(coord)
-    distance = g.Abs(g.Sub(_f(g, [float(k) for k in CUBIC_OFFSETS]), g.Sub(coord, base)))  # [R, out, 4]
-    weights = keys(g, distance, a, g.constant(np.array([True, False, False, True])))
-    taps = g.Add(g.Cast(base, to=INT64), CUBIC_OFFSETS)
-    if exclude_outside:
-        weights = g.Where(g.Or(g.Less(taps, 0), g.Greater(taps, last)), _f(g, 0.0), weights)
-        weights = g.Div(weights, running_sum(g, weights, -1, keep=True))
-    return tap_sum(g, g.Max(g.Min(taps, last), 0), weights, columns)
+    offsets = np.array(CUBIC_OFFSETS).reshape(4, 1)
+    distance = g.Abs(g.Sub(_f(g, offsets), g.Sub(coord, base)))
+    weights = keys(g, distance, a, g.constant(np.array([[True], [False], [False], [True]])))
+    taps = g.Add(g.Cast(base, to=INT64), offsets)
+    clamped = g.Max(g.Min(taps, last), 0)
+    if exclude_outside:  # (a tap outside is one the clamp moves)
+        weights = g.Where(g.Equal(clamped, taps), weights, _f(g, 0.0))
+        weights = g.Div(weights, running_sum(g, weights, -2, keep=True))
+    return tap_sum(g, clamped, weights, columns)
 
 
 def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, columns: str, cubic: bool, a: float,
@@ -211,12 +210,14 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
     center = g.Add(coord, _f(g, 0.5))
     lo = g.Cast(g.Floor(g.Add(g.Sub(center, support), _f(g, 0.5))), to=INT64)
     hi = g.Cast(g.Floor(g.Add(g.Add(center, support), _f(g, 0.5))), to=INT64)
-    width = g.Min(g.Max(g.Sub(hi, lo), 0), reach)
+    width = g.Min(g.Sub(hi, lo), reach)  # (hi >= lo: the support is 1 or more)
     if exclude_outside:
         cut = g.Min(g.Max(lo, 0), size)
         lo, width = cut, g.Sub(g.Min(g.Max(g.Add(lo, width), 0), size), cut)
-    # tap k reads lo + k; one tap more than the widest window (weight 0), for a window wholly left of the input to turn
-    k = g.Range(0, g.Add(g.ReduceMax(reach, keepdims=0), 1), 1)
+    # tap k reads lo + k (without exclude_outside, one tap more than the widest window, of weight 0: room for a window
+    # wholly left of the input to turn)
+    taps = g.ReduceMax(reach, keepdims=0)
+    k = g.Range(0, taps if exclude_outside else g.Add(taps, 1), 1)
     j = g.Add(lo, k)  # [R, out, K]
     x = g.Abs(g.Mul(g.Add(g.Sub(g.Cast(j, to=FLOAT), center), _f(g, 0.5)), g.Reciprocal(stretch)))
     if cubic:  # Keys in Pillow's form; the outer piece is 0 from 2 on
@@ -236,7 +237,8 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
     inverse_total = g.Where(g.Equal(total, _f(g, 0.0)), _f(g, 1.0), g.Reciprocal(total))
     if not (exclude_outside or crop):  # a window wholly right of the input reads nothing (tf_crop_and_resize: the
         inverse_total = g.Where(g.Less(lo, size), inverse_total, _f(g, 0.0))  # rows outside are zeroed after)
-    return g.Mul(tap_sum(g, g.Max(g.Min(j, last), 0), weight, columns), inverse_total)
+    index = g.Unsqueeze(g.Max(g.Min(j, last), 0), [-1])
+    return g.Mul(tap_sum(g, index, g.Unsqueeze(weight, [-1]), columns), inverse_total)
 
 
 def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.FunctionProto:
@@ -262,14 +264,15 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
     a, exclude = float(attrs["cubic_coeff_a"]), bool(attrs["exclude_outside"])
 
-    def deeper(value):  # a value of the axis ([R, 1]) shaped for the coordinates [R, out, 1] (rank 1: as it is)
+    def deeper(value):  # a value of the axis ([R, 1]) one axis deeper, to broadcast against [R, out, 1] (rank 1: as it
+        # is, a vector of one value broadcasts)
         return value if rank == 1 else g.Unsqueeze(value, [-1])
 
     in_dims, out_dims, scale = plan.in_dims, plan.out_dims, plan.scale
-    dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
+    out_float = g.Cast(out_dims, to=FLOAT)
+    outputs = g.Range(_f(g, 0.0), g.ReduceMax(out_float, keepdims=0), _f(g, 1.0))  # 0 .. out - 1 as float32
     columns = g.Range(0, g.ReduceMax(in_dims, keepdims=0), 1)
-    coord = g.Unsqueeze(coordinate(g, ctm, g.Cast(dst, to=FLOAT), scale, g.Cast(out_dims, to=FLOAT), plan.in_float,
-                                   plan.starts, plan.ends), [-1])
+    coord = g.Unsqueeze(coordinate(g, ctm, outputs, scale, out_float, plan.in_float, plan.starts, plan.ends), [-1])
     last = g.Sub(deeper(in_dims), 1)
     last_float = g.Cast(last, to=FLOAT) if mode == "linear" or ctm == CROP else None
     if attrs["antialias"]:
@@ -281,14 +284,14 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
     elif mode == "linear":
         matrix = linear_matrix(g, coord, last_float, last, columns)
     else:
-        matrix = cubic_matrix(g, coord, last, columns, a, exclude)
+        matrix = cubic_matrix(g, coord, deeper(last), columns, a, exclude)
     if ctm == CROP:  # an extrapolated output reads nothing
         matrix = g.Where(g.Or(g.Less(coord, _f(g, 0.0)), g.Greater(coord, last_float)), _f(g, 0.0), matrix)
-    # Resize keeps an axis whose scale is 1 (antialias: whose length is), and copies when no length changes
-    same = g.Equal(out_dims, in_dims)
-    copies = same if rank == 1 or attrs["antialias"] else g.Cast(g.ReduceMin(g.Cast(same, to=INT64), keepdims=1),
-                                                                  to=BOOL)
-    kept = same if attrs["antialias"] else g.Or(g.Equal(scale, _f(g, 1.0)), copies)
+    # Resize keeps an axis whose scale is 1 (antialias: whose length is), and copies when no length changes (rank 1:
+    # when its length does not, as a scale of 1 keeps it)
+    kept = g.Equal(out_dims, in_dims)
+    if rank > 1 and not attrs["antialias"]:
+        kept = g.Or(g.Equal(scale, _f(g, 1.0)), g.Cast(g.ReduceMin(g.Cast(kept, to=INT64), keepdims=1), to=BOOL))
     if g.opmath != FLOAT:
         matrix = g.Cast(matrix, to=g.opmath)
     grad = g.in_opmath(d_y)
@@ -296,6 +299,7 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
         copy, contracted = g.branch(), g.branch()
         return g.If(kept, then_branch=copy.graph([grad]),
                     else_branch=contracted.graph([contracted.MatMul(grad, matrix)]))
+    dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
     identity = g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)  # [out, in]: what a kept axis reads
     axes = Axes(in_dims, out_dims, None, dst)
     bands = band(g, axes, g.Where(g.Unsqueeze(kept, [-1]), identity, matrix))
