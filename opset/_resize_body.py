@@ -234,7 +234,9 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
         left = g.Min(g.Max(g.Neg(lo), 0), width)  # (where pixel 0 is past the window, they stay)
         turned = g.Where(g.LessOrEqual(k, left), g.Mod(g.Add(k, left), g.Add(left, 1)), k)
         weight, j = g.GatherElements(weight, turned, axis=-1), g.Add(lo, turned)
-    inverse_total = g.Where(g.Equal(total, _f(g, 0.0)), _f(g, 1.0), g.Reciprocal(total))
+    inverse_total = g.Reciprocal(total)
+    if cubic or exclude_outside:  # (a whole window of the tent adds up to 1/2 or more: the tap nearest its centre)
+        inverse_total = g.Where(g.Equal(total, _f(g, 0.0)), _f(g, 1.0), inverse_total)
     if not (exclude_outside or crop):  # a window wholly right of the input reads nothing (tf_crop_and_resize: the
         inverse_total = g.Where(g.Less(lo, size), inverse_total, _f(g, 0.0))  # rows outside are zeroed after)
     index = g.Unsqueeze(g.Max(g.Min(j, last), 0), [-1])
