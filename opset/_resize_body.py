@@ -7,7 +7,9 @@ changes. Run-time values the kernel refuses, and a dY whose shape Resize would n
 (a function cannot raise).
 
 Shapes: each plan value holds one entry per axis of X, as a column [R, 1] that broadcasts against the axis's
-outputs [R, out] (rank 1: the vector [1], which broadcasts as it is); an axis's taps are [R, out, K].
+outputs [R, out] (rank 1: the vector [1], which broadcasts as it is); the matrices take each output's coordinate as
+[R, out, 1], its taps along the last axis, and add the taps on each input up in their order (tap_sum: onnxruntime
+adds a pixel's weights up in float32, in order).
 """
 from __future__ import annotations
 
@@ -52,7 +54,6 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
     listed = list(range(rank)) if not axes else [a % rank for a in axes]
     count = len(listed)
     column = [-1] if rank == 1 else [-1, 1]
-
     every = listed == list(range(rank))
 
     def per_axis(values):  # a constant, shaped as the plan's values
@@ -153,8 +154,10 @@ def running_sum(g: Graph, values: str, axis: int, keep: bool = False) -> str:
 
 
 def tap_sum(g: Graph, index: str, weight: str, columns: str) -> str:
-    """The matrix [R, out, in] of the taps [R, out, K, 1]: the weights of the taps on one input summed in tap order."""
-    return running_sum(g, g.Where(g.Equal(index, columns), weight, _f(g, 0.0)), -2)
+    """The matrix [R, out, in] of the taps [R, out, K]: each tap's weight added into its input's column, in tap order
+    (onnxruntime's ScatterElements adds its updates in order: Resize's float32 sum of a pixel's weights)."""
+    zeros = g.Expand(_f(g, 0.0), g.Concat(g.Shape(index, end=-1), g.Shape(columns), axis=0))
+    return g.ScatterElements(zeros, index, weight, axis=-1, reduction="add")
 
 
 def keys(g: Graph, x: str, a: float, outer: str) -> str:
@@ -183,17 +186,15 @@ def linear_matrix(g: Graph, coord: str, last_float: str, last: str, columns: str
 def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclude_outside: bool) -> str:
     """ResizeBiCubic: taps floor(c) - 1 .. + 2 (GetCubicCoeffs at the distances |s + 1|, |s|, |1 - s|, |2 - s|),
     clamped to the edge and added up per input in tap order; exclude_outside zeroes the taps outside and
-    renormalises by their running sum. `last`: shaped for the taps [R, out, 4, 1]."""
-    coord = g.Unsqueeze(coord, [-1])  # the taps [R, out, 4, 1]
+    renormalises by their running sum."""
     base = g.Floor(coord)
-    offsets = np.array(CUBIC_OFFSETS).reshape(4, 1)
-    distance = g.Abs(g.Sub(_f(g, offsets), g.Sub(coord, base)))
-    weights = keys(g, distance, a, g.constant(np.array([[True], [False], [False], [True]])))
-    taps = g.Add(g.Cast(base, to=INT64), offsets)
+    distance = g.Abs(g.Sub(_f(g, CUBIC_OFFSETS), g.Sub(coord, base)))  # [R, out, 4]
+    weights = keys(g, distance, a, g.constant(np.array([True, False, False, True])))
+    taps = g.Add(g.Cast(base, to=INT64), CUBIC_OFFSETS)
     clamped = g.Max(g.Min(taps, last), 0)
     if exclude_outside:  # (a tap outside is one the clamp moves)
         weights = g.Where(g.Equal(clamped, taps), weights, _f(g, 0.0))
-        weights = g.Div(weights, running_sum(g, weights, -2, keep=True))
+        weights = g.Div(weights, running_sum(g, weights, -1, keep=True))
     return tap_sum(g, clamped, weights, columns)
 
 
@@ -230,17 +231,18 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
     weight = g.Where(g.Less(k, width), weight, _f(g, 0.0))
     total = running_sum(g, weight, -1, keep=True)
     if not exclude_outside:
-        # the edge pixel's own tap first, then the taps left of it in order: the first `left` + 1 taps turn by one
-        left = g.Min(g.Max(g.Neg(lo), 0), width)  # (where pixel 0 is past the window, they stay)
+        # pixel 0's own tap first, then the taps left of it in order: the first `left` + 1 taps turn by one (a window
+        # wholly left of the input, only outside a crop's roi, turns in the spare tap)
+        left = g.Min(g.Max(g.Neg(lo), 0), width)
         turned = g.Where(g.LessOrEqual(k, left), g.Mod(g.Add(k, left), g.Add(left, 1)), k)
         weight, j = g.GatherElements(weight, turned, axis=-1), g.Add(lo, turned)
     inverse_total = g.Reciprocal(total)
     if cubic or exclude_outside:  # (a whole window of the tent adds up to 1/2 or more: the tap nearest its centre)
         inverse_total = g.Where(g.Equal(total, _f(g, 0.0)), _f(g, 1.0), inverse_total)
-    if not (exclude_outside or crop):  # a window wholly right of the input reads nothing (tf_crop_and_resize: the
-        inverse_total = g.Where(g.Less(lo, size), inverse_total, _f(g, 0.0))  # rows outside are zeroed after)
-    index = g.Unsqueeze(g.Max(g.Min(j, last), 0), [-1])
-    return g.Mul(tap_sum(g, index, g.Unsqueeze(weight, [-1]), columns), inverse_total)
+    if not (exclude_outside or crop):  # a window wholly right of the input reads nothing (a policy's rounding up can
+        # place one there; tf_crop_and_resize zeroes the rows outside after)
+        inverse_total = g.Where(g.Less(lo, size), inverse_total, _f(g, 0.0))
+    return g.Mul(tap_sum(g, g.Max(g.Min(j, last), 0), weight, columns), inverse_total)
 
 
 def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.FunctionProto:
@@ -286,7 +288,7 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
     elif mode == "linear":
         matrix = linear_matrix(g, coord, last_float, last, columns)
     else:
-        matrix = cubic_matrix(g, coord, deeper(last), columns, a, exclude)
+        matrix = cubic_matrix(g, coord, last, columns, a, exclude)
     if ctm == CROP:  # an extrapolated output reads nothing
         matrix = g.Where(g.Or(g.Less(coord, _f(g, 0.0)), g.Greater(coord, last_float)), _f(g, 0.0), matrix)
     # Resize keeps an axis whose scale is 1 (antialias: whose length is), and copies when no length changes (rank 1:
