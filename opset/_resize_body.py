@@ -215,11 +215,8 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
     if exclude_outside:
         cut = g.Min(g.Max(lo, 0), size)
         lo, width = cut, g.Sub(g.Min(g.Max(g.Add(lo, width), 0), size), cut)
-    # tap k reads lo + k (without exclude_outside, one tap more than the widest window, of weight 0: room for a window
-    # wholly left of the input to turn)
-    taps = g.ReduceMax(reach, keepdims=0)
-    k = g.Range(0, taps if exclude_outside else g.Add(taps, 1), 1)
-    j = g.Add(lo, k)  # [R, out, K]
+    k = g.Range(0, g.ReduceMax(reach, keepdims=0), 1)
+    j = g.Add(lo, k)  # [R, out, K]: tap k reads lo + k
     x = g.Abs(g.Mul(g.Add(g.Sub(g.Cast(j, to=FLOAT), center), _f(g, 0.5)), g.Reciprocal(stretch)))
     if cubic:  # Keys in Pillow's form; the outer piece is 0 from 2 on
         x = g.Min(x, _f(g, 2.0))
@@ -230,19 +227,21 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
         weight = g.Max(g.Sub(_f(g, 1.0), x), _f(g, 0.0))
     weight = g.Where(g.Less(k, width), weight, _f(g, 0.0))
     total = running_sum(g, weight, -1, keep=True)
-    if not exclude_outside:
-        # pixel 0's own tap first, then the taps left of it in order: the first `left` + 1 taps turn by one (a window
-        # wholly left of the input, only outside a crop's roi, turns in the spare tap)
-        left = g.Min(g.Max(g.Neg(lo), 0), width)
-        turned = g.Where(g.LessOrEqual(k, left), g.Mod(g.Add(k, left), g.Add(left, 1)), k)
-        weight, j = g.GatherElements(weight, turned, axis=-1), g.Add(lo, turned)
+    index = g.Max(g.Min(j, last), 0)
+    if exclude_outside:
+        matrix = tap_sum(g, index, weight, columns)
+    else:  # the taps inside first, then those outside, in order: an edge pixel's own weight before those it gets
+        inside = g.Equal(index, j)
+        zero = _f(g, 0.0)
+        matrix = g.ScatterElements(tap_sum(g, index, g.Where(inside, weight, zero), columns), index,
+                                   g.Where(inside, zero, weight), axis=-1, reduction="add")
     inverse_total = g.Reciprocal(total)
     if cubic or exclude_outside:  # (a whole window of the tent adds up to 1/2 or more: the tap nearest its centre)
         inverse_total = g.Where(g.Equal(total, _f(g, 0.0)), _f(g, 1.0), inverse_total)
     if not (exclude_outside or crop):  # a window wholly right of the input reads nothing (a policy's rounding up can
         # place one there; tf_crop_and_resize zeroes the rows outside after)
         inverse_total = g.Where(g.Less(lo, size), inverse_total, _f(g, 0.0))
-    return g.Mul(tap_sum(g, g.Max(g.Min(j, last), 0), weight, columns), inverse_total)
+    return g.Mul(matrix, inverse_total)
 
 
 def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.FunctionProto:
