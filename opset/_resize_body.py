@@ -211,10 +211,10 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
     center = g.Add(coord, _f(g, 0.5))
     lo = g.Cast(g.Floor(g.Add(g.Sub(center, support), _f(g, 0.5))), to=INT64)
     hi = g.Cast(g.Floor(g.Add(g.Add(center, support), _f(g, 0.5))), to=INT64)
-    width = g.Min(g.Sub(hi, lo), reach)  # (hi >= lo: the support is 1 or more)
+    # (onnxruntime caps hi - lo at the window size, which float32 rounding can pass only at coordinates of 2^23 or
+    # more: beyond any X whose dense matrices fit, or outside a crop's roi, whose rows are zeroed)
     if exclude_outside:
-        cut = g.Min(g.Max(lo, 0), size)
-        lo, width = cut, g.Sub(g.Min(g.Max(g.Add(lo, width), 0), size), cut)
+        lo, hi = g.Min(g.Max(lo, 0), size), g.Min(g.Max(hi, 0), size)
     k = g.Range(0, g.ReduceMax(reach, keepdims=0), 1)
     j = g.Add(lo, k)  # [R, out, K]: tap k reads lo + k
     x = g.Abs(g.Mul(g.Add(g.Sub(g.Cast(j, to=FLOAT), center), _f(g, 0.5)), g.Reciprocal(stretch)))
@@ -225,7 +225,7 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
         weight = g.Where(g.Less(x, _f(g, 1.0)), near, far)
     else:
         weight = g.Max(g.Sub(_f(g, 1.0), x), _f(g, 0.0))
-    weight = g.Where(g.Less(k, width), weight, _f(g, 0.0))
+    weight = g.Where(g.Less(j, hi), weight, _f(g, 0.0))
     total = running_sum(g, weight, -1, keep=True)
     index = g.Max(g.Min(j, last), 0)
     if exclude_outside:
