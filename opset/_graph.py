@@ -99,9 +99,11 @@ class Graph:
         return self.constant(np.array(value, helper.tensor_dtype_to_np_dtype(elem_type)))
 
     def branch(self) -> Graph:
-        """A Graph for a subgraph of this body (an If branch); its names stay unique within the body."""
+        """A Graph for a subgraph of this body (an If branch); its names stay unique within the body, and the constants
+        made so far are in its scope."""
         child = Graph(self.opmath, self.dtype, self.opset)
         child._names = self._names
+        child._constants = dict(self._constants)
         return child
 
     def graph(self, outputs) -> onnx.GraphProto:

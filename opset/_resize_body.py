@@ -1,19 +1,26 @@
 """The function body of ResizeGrad, one per mode, coordinate mode, nearest mode, policy, axes and X's rank.
 
-The twin of _onnx_resize.py: every axis's plan from the run-time roi, scales and sizes, and the dense float32
-matrix M [R, out, in] of every axis at once (the identity on an axis Resize keeps), all float32 arithmetic as
-onnxruntime's Resize; then the separable contraction of _separable_body (each axis's gather band). Run-time values
-the kernel refuses, and a dY whose shape Resize would not produce, give NaN shaped like X (a function cannot raise).
+The twin of _onnx_resize.py: every axis's plan from the run-time roi, scales and sizes (_plan), and the dense
+float32 matrix M [R, out, in] of every axis at once, all float32 arithmetic as onnxruntime's Resize; then dY
+contracted with the matrices: a MatMul for a rank-1 X, else the band contraction of _separable_body per axis Resize
+changes. Run-time values the kernel refuses, and a dY whose shape Resize would not produce, give NaN shaped like X
+(a function cannot raise).
+
+Shapes: each plan value holds one entry per axis of X, as a column [R, 1] that broadcasts against the axis's
+outputs [R, out] (rank 1: the vector [1], which broadcasts as it is); the matrices take each output's coordinate as
+[R, out, 1], its taps along the last axis, and add the taps on each input up in their order (tap_sum: onnxruntime
+adds a pixel's weights up in float32, in order).
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import onnx
 
-from ._graph import FLOAT, INT64, BodyKey, Graph
+from ._graph import BOOL, FLOAT, INT64, BodyKey, Graph
 from ._separable_body import Axes, band, contract
 
-DOUBLE = onnx.TensorProto.DOUBLE
 CROP = "tf_crop_and_resize"
 TIE_TOLERANCE = 1e-6  # onnxruntime 1.32: a fraction within 1e-6 of one half is a tie (_onnx_resize.TIE_TOLERANCE)
 CUBIC_OFFSETS = [-1, 0, 1, 2]
@@ -24,53 +31,133 @@ def _f(g: Graph, value) -> str:
     return g.constant(np.array(value, np.float32))
 
 
-def coordinate(g: Graph, ctm: str, x: str, scale: str, size_out: str, size_in: str, starts: str, ends: str) -> str:
-    """GetOriginalCoordinateFromResizedCoordinate for every output x [out] of every axis ([R, 1] parameters)."""
+@dataclasses.dataclass
+class Plan:
+    """Per axis of X (columns, see the module's docstring): its lengths in and out (int64; in_float: float32), the
+    scale of its coordinate transform and its roi; `valid`: the kernel accepts the inputs (bool, one element); `shape`:
+    X's shape."""
+    shape: str
+    in_dims: str
+    out_dims: str
+    in_float: str
+    scale: str
+    starts: str | None
+    ends: str | None
+    valid: str
+
+
+def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: str, sizes: str) -> Plan:
+    """_onnx_resize.plan: scales or sizes (the absent one empty; both padded so that every value has a shape), the
+    policy, the roi; the checks it makes, as one `valid`."""
+    ctm, policy = attrs["coordinate_transformation_mode"], attrs["keep_aspect_ratio_policy"]
+    axes = attrs.get("axes")
+    listed = list(range(rank)) if not axes else [a % rank for a in axes]
+    count = len(listed)
+    column = [-1] if rank == 1 else [-1, 1]
+    every = listed == list(range(rank))
+
+    def per_axis(values):  # a constant, shaped as the plan's values
+        return g.constant(np.array(values).reshape(column))
+
+    def full(value: str, rest) -> str:  # a value of the listed axes as one of every axis, `rest` on the others (a
+        if every:  # value, or a Python one)
+            return value
+        return g.ScatterElements(rest if isinstance(rest, str) else per_axis([rest] * rank), per_axis(listed), value,
+                                 axis=0)
+
+    shape = in_dims = g.Shape(x)
+    out_dims = g.Shape(d_y)
+    if rank > 1:
+        in_dims, out_dims = g.Unsqueeze(in_dims, [1]), g.Unsqueeze(out_dims, [1])
+    in_float = g.Cast(in_dims, to=FLOAT)
+    listed_float = in_float if every else g.Gather(in_float, listed, axis=0)
+    n_scales, n_sizes = g.Size(scales), g.Size(sizes)
+    flat_sizes = g.Reshape(sizes, column)
+    ones = per_axis(np.ones(count, np.float32))
+    sizes_float = g.Cast(flat_sizes, to=FLOAT)
+    if count > 1 or policy != "stretch":  # padded to a value per listed axis (one listed axis: any number broadcasts)
+        sizes_float = g.Slice(g.Concat(sizes_float, ones, axis=0), [0], [count])
+    if policy == "stretch":  # the scales given, or the sizes over X's lengths
+        valid = [g.Equal(g.Add(n_scales, n_sizes), [count])]  # one of them, a value per listed axis
+        if count > 1:
+            valid.append(g.Equal(g.Mul(n_scales, n_sizes), [0]))
+        scale = g.Slice(g.Concat(g.Reshape(scales, column), g.Div(sizes_float, listed_float), ones, axis=0), [0],
+                        [count])
+        # ComputeOutputShape: the float product truncated; or the sizes
+        expected = g.Slice(g.Concat(flat_sizes, g.Cast(g.Mul(scale, listed_float), to=INT64), axis=0), [0], [count])
+        scale = full(scale, np.float32(1))
+        # finite scales > 0; sizes > 0 on an axis of X not empty (size / 0 is infinite)
+        valid.append(g.And(g.Greater(scale, _f(g, 0.0)), g.Less(scale, _f(g, np.inf))))
+    else:  # sizes only, one scale for the listed axes
+        valid = [g.Equal(n_scales, [0]), g.Equal(n_sizes, [count]), full(g.Greater(sizes_float, _f(g, 0.0)), True)]
+        ratios = g.Where(g.Equal(listed_float, _f(g, 0.0)), _f(g, 1.0), g.Div(sizes_float, listed_float))
+        joint = ratios if count == 1 else (g.ReduceMin if policy == "not_larger" else g.ReduceMax)(ratios, keepdims=1)
+        expected = g.Cast(g.Floor(g.Add(g.Mul(joint, listed_float), _f(g, 0.5))), to=INT64)  # std::round
+        scale = joint if rank == 1 else full(g.Expand(joint, [count, 1]), np.float32(1))
+    valid.append(g.Equal(full(expected, in_dims), out_dims))
+    starts = ends = None
+    if ctm == CROP:  # the roi, starts then ends; a missing one is [0, 1] per axis
+        valid.append(g.Equal(g.Abs(g.Sub(g.Size(roi), [count])), [count]))  # none or 2 values per listed axis
+        default = per_axis(np.array([0.0] * count + [1.0] * count, np.float32))
+        values = g.Slice(g.Concat(g.Cast(g.Reshape(roi, column), to=FLOAT), default, axis=0), [0], [2 * count])
+        starts, ends = g.Split(values, axis=0, num_outputs=2, outputs=2)
+        starts, ends = full(starts, np.float32(0)), full(ends, np.float32(1))
+    ok = valid[0]
+    for condition in valid[1:]:
+        ok = g.And(ok, condition)
+    if rank > 1:  # every axis's
+        ok = g.Cast(g.ReduceMin(g.Cast(ok, to=INT64), keepdims=0), to=BOOL)
+    return Plan(shape, in_dims, out_dims, in_float, scale, starts, ends, ok)
+
+
+def coordinate(g: Graph, ctm: str, x: str, scale: str, size_out: str, size_in: str, starts, ends) -> str:
+    """GetOriginalCoordinateFromResizedCoordinate for every output x [out] of every axis."""
     one, half, zero = _f(g, 1.0), _f(g, 0.5), _f(g, 0.0)
-    several = g.Greater(size_out, one)
     if ctm == "asymmetric":
         return g.Div(x, scale)
-    if ctm == "pytorch_half_pixel":
-        return g.Where(several, g.Sub(g.Div(g.Add(x, half), scale), half), zero)
     if ctm == "tf_half_pixel_for_nn":
         return g.Div(g.Add(x, half), scale)
+    several = g.Greater(size_out, one)
+    if ctm == "pytorch_half_pixel":
+        return g.Where(several, g.Sub(g.Div(g.Add(x, half), scale), half), zero)
     if ctm == "align_corners":
         return g.Where(several, g.Div(g.Mul(x, g.Sub(size_in, one)), g.Sub(size_out, one)), zero)
     if ctm == CROP:
         span = g.Sub(size_in, one)
         many = g.Add(g.Mul(starts, span), g.Div(g.Mul(g.Mul(x, g.Sub(ends, starts)), span), g.Sub(size_out, one)))
-        single = g.Cast(g.Mul(g.Mul(g.typed(0.5, DOUBLE), g.Cast(g.Add(starts, ends), to=DOUBLE)),
-                              g.Cast(span, to=DOUBLE)), to=FLOAT)
-        return g.Where(several, many, single)
+        # one output: 0.5 (start + end) span, in double there; the same in float32, as halving is exact
+        return g.Where(several, many, g.Mul(g.Mul(g.Add(starts, ends), span), half))
     if ctm == "half_pixel_symmetric":  # a float32 offset, then double
+        double = onnx.TensorProto.DOUBLE
         offset = g.Mul(g.Div(size_in, _f(g, 2.0)), g.Sub(one, g.Div(size_out, g.Mul(scale, size_in))))
-        shifted = g.Div(g.Add(g.Cast(x, to=DOUBLE), g.typed(0.5, DOUBLE)), g.Cast(scale, to=DOUBLE))
-        return g.Cast(g.Sub(g.Add(g.Cast(offset, to=DOUBLE), shifted), g.typed(0.5, DOUBLE)), to=FLOAT)
+        shifted = g.Div(g.Add(g.Cast(x, to=double), g.typed(0.5, double)), g.Cast(scale, to=double))
+        return g.Cast(g.Sub(g.Add(g.Cast(offset, to=double), shifted), g.typed(0.5, double)), to=FLOAT)
     return g.Sub(g.Div(g.Add(x, half), scale), half)  # half_pixel
 
 
 def nearest_index(g: Graph, coord: str, nearest_mode: str) -> str:
-    """GetNearestPixelFromOriginal, with onnxruntime's tie tolerance; std::round is half away from zero."""
+    """GetNearestPixelFromOriginal, with onnxruntime's tie tolerance: floor(c) + 1 when the fraction is above one half
+    by more than it (round_prefer_ceil: below it by no more). The index is clamped to 0 and up, where std::round's
+    answer for a negative c is 0 as this one's."""
     if nearest_mode in ("floor", "ceil"):
         return g.Cast(g.Floor(coord) if nearest_mode == "floor" else g.Ceil(coord), to=INT64)
     floor = g.Floor(coord)
-    fraction = g.Sub(coord, floor)
-    tie = g.LessOrEqual(g.Abs(g.Sub(fraction, _f(g, 0.5))), _f(g, TIE_TOLERANCE))
-    rounded = g.Where(g.GreaterOrEqual(coord, _f(g, 0.0)),
-                      g.Add(floor, g.Cast(g.GreaterOrEqual(fraction, _f(g, 0.5)), to=FLOAT)),
-                      g.Neg(g.Floor(g.Add(g.Neg(coord), _f(g, 0.5)))))
-    tied = g.Add(floor, _f(g, 1.0)) if nearest_mode == "round_prefer_ceil" else floor
-    return g.Cast(g.Where(tie, tied, rounded), to=INT64)
+    excess = g.Sub(g.Sub(coord, floor), _f(g, 0.5))
+    up = (g.Greater(excess, _f(g, TIE_TOLERANCE)) if nearest_mode == "round_prefer_floor"
+          else g.GreaterOrEqual(excess, _f(g, -TIE_TOLERANCE)))
+    return g.Cast(g.Add(floor, g.Cast(up, to=FLOAT)), to=INT64)
 
 
-def one_hot(g: Graph, index: str, columns: str) -> str:
-    """[*index.shape, in] float32, 1 at index."""
-    return g.Cast(g.Equal(g.Unsqueeze(index, [-1]), columns), to=FLOAT)
+def running_sum(g: Graph, values: str, axis: int, keep: bool = False) -> str:
+    """The float sum along `axis`, in order (onnxruntime's running sums); keep: the axis kept, of length 1."""
+    return g.Gather(g.CumSum(values, g.typed(axis, INT64)), [-1] if keep else -1, axis=axis)
 
 
-def running_sum(g: Graph, values: str, axis: int) -> str:
-    """The float sum along `axis`, in order (onnxruntime's running sums); the axis kept, of length 1."""
-    return g.Gather(g.CumSum(values, g.typed(axis, INT64)), [-1], axis=axis)
+def tap_sum(g: Graph, index: str, weight: str, columns: str) -> str:
+    """The matrix [R, out, in] of the taps [R, out, K]: each tap's weight added into its input's column, in tap order
+    (onnxruntime's ScatterElements adds its updates in order: Resize's float32 sum of a pixel's weights)."""
+    zeros = g.Expand(_f(g, 0.0), g.Concat(g.Shape(index, end=-1), g.Shape(columns), axis=0))
+    return g.ScatterElements(zeros, index, weight, axis=-1, reduction="add")
 
 
 def keys(g: Graph, x: str, a: float, outer: str) -> str:
@@ -80,17 +167,20 @@ def keys(g: Graph, x: str, a: float, outer: str) -> str:
     return g.Where(outer, far, near)
 
 
-def linear_matrix(g: Graph, coord: str, last: str, columns: str) -> str:
+# The matrices below take each output's coordinate as coord [R, out, 1], and each axis's L - 1 (last, last_float)
+# shaped to broadcast against it.
+
+def linear_matrix(g: Graph, coord: str, last_float: str, last: str, columns: str) -> str:
     """SetupUpsampleBilinear: the coordinate clamped to [0, L - 1]; taps (x1, |c - x2|), (x2, |c - x1|), both 0.5
     when x1 == x2."""
-    c = g.Max(g.Min(coord, g.Cast(last, to=FLOAT)), _f(g, 0.0))
+    c = g.Max(g.Min(coord, last_float), _f(g, 0.0))
     x1 = g.Min(g.Cast(c, to=INT64), last)
     x2 = g.Min(g.Add(x1, 1), last)
     same = g.Equal(x1, x2)
     d1 = g.Where(same, _f(g, 0.5), g.Abs(g.Sub(c, g.Cast(x1, to=FLOAT))))
     d2 = g.Where(same, _f(g, 0.5), g.Abs(g.Sub(c, g.Cast(x2, to=FLOAT))))
-    return g.Add(g.Mul(one_hot(g, x1, columns), g.Unsqueeze(d2, [-1])),
-                 g.Mul(one_hot(g, x2, columns), g.Unsqueeze(d1, [-1])))
+    zero = _f(g, 0.0)
+    return g.Add(g.Where(g.Equal(x1, columns), d2, zero), g.Where(g.Equal(x2, columns), d1, zero))
 
 
 def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclude_outside: bool) -> str:
@@ -98,39 +188,35 @@ def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclud
     clamped to the edge and added up per input in tap order; exclude_outside zeroes the taps outside and
     renormalises by their running sum."""
     base = g.Floor(coord)
-    distance = g.Abs(g.Sub(_f(g, [float(k) for k in CUBIC_OFFSETS]), g.Unsqueeze(g.Sub(coord, base), [-1])))
+    distance = g.Abs(g.Sub(_f(g, CUBIC_OFFSETS), g.Sub(coord, base)))  # [R, out, 4]
     weights = keys(g, distance, a, g.constant(np.array([True, False, False, True])))
-    taps = g.Add(g.Unsqueeze(g.Cast(base, to=INT64), [-1]), CUBIC_OFFSETS)
-    last = g.Unsqueeze(last, [-1])
-    if exclude_outside:
-        weights = g.Where(g.Or(g.Less(taps, 0), g.Greater(taps, last)), _f(g, 0.0), weights)
-        weights = g.Div(weights, running_sum(g, weights, -1))
-    terms = g.Mul(one_hot(g, g.Max(g.Min(taps, last), 0), columns), g.Unsqueeze(weights, [-1]))  # [R, out, 4, in]
-    return g.Squeeze(running_sum(g, terms, 2), [2])
+    taps = g.Add(g.Cast(base, to=INT64), CUBIC_OFFSETS)
+    clamped = g.Max(g.Min(taps, last), 0)
+    if exclude_outside:  # (a tap outside is one the clamp moves)
+        weights = g.Where(g.Equal(clamped, taps), weights, _f(g, 0.0))
+        weights = g.Div(weights, running_sum(g, weights, -1, keep=True))
+    return tap_sum(g, clamped, weights, columns)
 
 
-def antialias_matrix(g: Graph, coord: str, scale: str, in_len: str, columns: str, cubic: bool, a: float,
-                     exclude_outside: bool) -> str:
-    """SetupUpsampleFilterAntiAlias: Pillow's window around 0.5 + coord, the filter stretched by 1 / scale when
-    downscaling; the taps outside the input fold onto the edge pixel after its own weight (exclude_outside: they
-    are dropped), normalised by the float reciprocal of the window's running sum."""
+def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, columns: str, cubic: bool, a: float,
+                     exclude_outside: bool, crop: bool) -> str:
+    """SetupUpsampleFilterAntiAlias: Pillow's window [lo, hi) around 0.5 + coord, the filter stretched by 1 / scale
+    when downscaling; the taps outside the input fold onto the edge pixel after its own weight (exclude_outside:
+    they are dropped), normalised by the float reciprocal of the window's running sum. scale and size (L): shaped
+    as last."""
     # reciprocals by Reciprocal: onnxruntime rewrites Mul(Div(1, a), b) as Div(b, a), rounded differently
-    stretch = g.Unsqueeze(g.Max(g.Reciprocal(scale), _f(g, 1.0)), [-1])  # [R, 1, 1]
-    support = g.Mul(stretch, _f(g, 2.0 if cubic else 1.0))
+    stretch = g.Max(g.Reciprocal(scale), _f(g, 1.0))
+    support = g.Mul(stretch, _f(g, 2.0)) if cubic else stretch
     reach = g.Add(g.Mul(g.Cast(g.Ceil(support), to=INT64), 2), 1)  # Pillow's window size
-    center = g.Unsqueeze(g.Add(coord, _f(g, 0.5)), [-1])  # [R, out, 1]
+    center = g.Add(coord, _f(g, 0.5))
     lo = g.Cast(g.Floor(g.Add(g.Sub(center, support), _f(g, 0.5))), to=INT64)
     hi = g.Cast(g.Floor(g.Add(g.Add(center, support), _f(g, 0.5))), to=INT64)
-    hi = g.Add(lo, g.Min(g.Max(g.Sub(hi, lo), 0), reach))
-    size = g.Unsqueeze(in_len, [-1])  # [R, 1, 1]
-    lo_cut, hi_cut = g.Min(g.Max(lo, 0), size), g.Min(g.Max(hi, 0), size)
+    # (onnxruntime caps hi - lo at the window size, which float32 rounding can pass only at coordinates of 2^23 or
+    # more: beyond any X whose dense matrices fit, or outside a crop's roi, whose rows are zeroed)
     if exclude_outside:
-        lo, hi = lo_cut, hi_cut
-    # the candidate positions j [E] run from -W to in_max + W (W the widest window): the window's reach past both
-    # edges; position j sits at j + W along E
-    widest = g.ReduceMax(reach, keepdims=0)
-    in_max = g.ReduceMax(in_len, keepdims=0)
-    j = g.Range(g.Neg(widest), g.Add(in_max, widest), 1)
+        lo, hi = g.Min(g.Max(lo, 0), size), g.Min(g.Max(hi, 0), size)
+    k = g.Range(0, g.ReduceMax(reach, keepdims=0), 1)
+    j = g.Add(lo, k)  # [R, out, K]: tap k reads lo + k
     x = g.Abs(g.Mul(g.Add(g.Sub(g.Cast(j, to=FLOAT), center), _f(g, 0.5)), g.Reciprocal(stretch)))
     if cubic:  # Keys in Pillow's form; the outer piece is 0 from 2 on
         x = g.Min(x, _f(g, 2.0))
@@ -139,33 +225,23 @@ def antialias_matrix(g: Graph, coord: str, scale: str, in_len: str, columns: str
         weight = g.Where(g.Less(x, _f(g, 1.0)), near, far)
     else:
         weight = g.Max(g.Sub(_f(g, 1.0), x), _f(g, 0.0))
-    weight = g.Where(g.And(g.GreaterOrEqual(j, lo), g.Less(j, hi)), weight, _f(g, 0.0))  # [R, out, E]
-    total = running_sum(g, weight, -1)
-    # column i's weight sits at E position i + W; column 0 adds the positions left of the input (0 .. W - 1) after
-    # its own, column L - 1 those right of it (L + W ..); a one-pixel input both, left first
-    steps = g.Range(0, widest, 1)  # [W]
-    lefts = g.Concat(g.Unsqueeze(widest, [0]), steps, axis=0)  # column 0's own position, then those left of it
-    lefts = g.Expand(lefts, g.Concat(g.Shape(in_len, start=0, end=1), g.Shape(lefts), axis=0))  # [R, 1 + W]
-    last_own = g.Add(widest, g.Sub(in_len, 1))  # [R, 1]
-    rights = g.Add(g.Add(last_own, 1), steps)  # [R, W]
-
-    def running(order):  # the running sum of the weights at the E positions `order` [R, K]: [R, out, 1]
-        index = g.Expand(g.Unsqueeze(order, [1]), g.Concat(g.Shape(weight, start=0, end=2), g.Shape(order, start=1),
-                                                         axis=0))
-        return running_sum(g, g.GatherElements(weight, index, axis=2), -1)
-
-    column = g.Range(0, in_max, 1)
-    folded = g.Gather(weight, g.Add(widest, column), axis=2)  # [R, out, in]: each column's own weight
-    if not exclude_outside:
-        left = g.Where(g.Unsqueeze(g.Equal(in_len, 1), [-1]), running(g.Concat(lefts, rights, axis=1)),
-                       running(lefts))
-        right = running(g.Concat(last_own, rights, axis=1))
-        folded = g.Where(g.Equal(column, 0), left, g.Where(g.Equal(column, g.Unsqueeze(g.Sub(in_len, 1), [-1])),
-                                                           right, folded))
-    folded = g.Where(g.Less(column, size), folded, _f(g, 0.0))
-    inverse_total = g.Where(g.Equal(total, _f(g, 0.0)), _f(g, 1.0), g.Reciprocal(total))
-    reads = g.Greater(hi_cut, lo_cut)  # a window wholly outside reads nothing
-    return g.Where(reads, g.Mul(folded, inverse_total), _f(g, 0.0))
+    weight = g.Where(g.Less(j, hi), weight, _f(g, 0.0))
+    total = running_sum(g, weight, -1, keep=True)
+    index = g.Max(g.Min(j, last), 0)
+    if exclude_outside:
+        matrix = tap_sum(g, index, weight, columns)
+    else:  # the taps inside first, then those outside, in order: an edge pixel's own weight before those it gets
+        inside = g.Equal(index, j)
+        zero = _f(g, 0.0)
+        matrix = g.ScatterElements(tap_sum(g, index, g.Where(inside, weight, zero), columns), index,
+                                   g.Where(inside, zero, weight), axis=-1, reduction="add")
+    inverse_total = g.Reciprocal(total)
+    if cubic or exclude_outside:  # (a whole window of the tent adds up to 1/2 or more: the tap nearest its centre)
+        inverse_total = g.Where(g.Equal(total, _f(g, 0.0)), _f(g, 1.0), inverse_total)
+    if not (exclude_outside or crop):  # a window wholly right of the input reads nothing (a policy's rounding up can
+        # place one there; tf_crop_and_resize zeroes the rows outside after)
+        inverse_total = g.Where(g.Less(lo, size), inverse_total, _f(g, 0.0))
+    return g.Mul(matrix, inverse_total)
 
 
 def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.FunctionProto:
@@ -173,110 +249,69 @@ def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.Functio
     every node all five, an absent one as an empty tensor)."""
     g = key.graph()
     attrs = dict(key.attributes)
-    ctm, policy = attrs["coordinate_transformation_mode"], attrs["keep_aspect_ratio_policy"]
-    axes = attrs.get("axes")
-    listed = list(range(rank)) if not axes else [a % rank for a in axes]
-    count = len(listed)
     d_y, x, roi, scales, sizes = inputs
-    in_dims, out_dims = g.Shape(x), g.Shape(d_y)
-    in_float = g.Cast(in_dims, to=FLOAT)
-    # the plan, as onnxruntime's Resize: scales or sizes (the absent one padded, so that every value has a shape)
-    has_scales, has_sizes = g.Greater(g.Size(scales), 0), g.Greater(g.Size(sizes), 0)
-    given_scales = g.Slice(g.Concat(g.Cast(g.Reshape(scales, [-1]), to=FLOAT), _f(g, [1.0] * count), axis=0), [0],
-                           [count])
-    listed_in = g.Gather(in_dims, listed)
-    given_sizes = g.Slice(g.Concat(g.Reshape(sizes, [-1]), listed_in, axis=0), [0], [count])
-    listed_float = g.Cast(listed_in, to=FLOAT)
-    ratios = g.Where(g.Equal(listed_in, 0), _f(g, 1.0), g.Div(g.Cast(given_sizes, to=FLOAT), listed_float))
-    if policy == "stretch":
-        chosen, sized = ratios, given_sizes
-    else:
-        joint = (g.ReduceMin if policy == "not_larger" else g.ReduceMax)(ratios, keepdims=1)
-        chosen = g.Expand(joint, [count])
-        sized = g.Cast(g.Floor(g.Add(g.Mul(joint, listed_float), _f(g, 0.5))), to=INT64)  # std::round
-    scale = g.ScatterElements(_f(g, [1.0] * rank), listed, g.Where(has_scales, given_scales, chosen))
-    expected = g.Where(has_scales, g.Cast(g.Mul(scale, in_float), to=INT64), g.ScatterElements(in_dims, listed, sized))
-    starts, ends = _f(g, [0.0] * rank), _f(g, [1.0] * rank)
-    if ctm == CROP:  # a missing roi is [0, 1] per axis
-        default = _f(g, [0.0] * count + [1.0] * count)
-        padded = g.Slice(g.Concat(g.Cast(g.Reshape(roi, [-1]), to=FLOAT), default, axis=0), [0], [2 * count])
-        values = g.Where(g.Equal(g.Size(roi), 2 * count), padded, default)
-        starts = g.ScatterElements(starts, listed, g.Slice(values, [0], [count]))
-        ends = g.ScatterElements(ends, listed, g.Slice(values, [count], [2 * count]))
-    # what the kernel refuses at run time
-    refused = [g.Equal(has_scales, has_sizes),
-               g.And(has_scales, g.Not(g.Equal(g.Size(scales), count))),
-               g.And(has_sizes, g.Not(g.Equal(g.Size(sizes), count))),
-               g.And(has_sizes, g.Not(_all(g, g.Greater(given_sizes, 0)))),
-               _any(g, g.And(g.Equal(in_dims, 0), g.Not(g.Equal(expected, 0)))),
-               g.Not(_all(g, g.Equal(expected, out_dims)))]
-    if policy == "stretch":
-        finite = g.And(g.Greater(given_scales, _f(g, 0.0)), g.Not(g.IsInf(given_scales)))
-        refused.append(g.And(has_scales, g.Not(_all(g, finite))))
-    else:  # scales with a keep_aspect_ratio_policy
-        refused.append(has_scales)
-    if ctm == CROP:
-        refused.append(g.And(g.Greater(g.Size(roi), 0), g.Not(g.Equal(g.Size(roi), 2 * count))))
-    invalid = refused[0]
-    for condition in refused[1:]:
-        invalid = g.Or(invalid, condition)
+    plan = _plan(g, attrs, rank, d_y, x, roi, scales, sizes)
     nan = g.branch()
-    refusal = nan.like(nan.Expand(nan.Div(0.0, 0.0), in_dims), x)
     gradient = g.branch()
-    result = _gradient(gradient, key, d_y, x, in_dims, out_dims, scale, starts, ends, rank)
-    dx = g.If(invalid, then_branch=nan.graph([refusal]), else_branch=gradient.graph([result]))
+    if g.dtype in (onnx.TensorProto.FLOAT16, FLOAT, onnx.TensorProto.DOUBLE):  # (onnxruntime: no bfloat16 Expand)
+        refusal = nan.Expand(nan.typed(float("nan"), g.dtype), plan.shape)
+    else:
+        refusal = nan.CastLike(nan.Expand(float("nan"), plan.shape), x)
+    result = gradient.like(_gradient(gradient, attrs, d_y, plan, rank), x)
+    dx = g.If(plan.valid, then_branch=gradient.graph([result]), else_branch=nan.graph([refusal]))
     return g.function(key.op_type, key.overload, inputs, {"dX": dx})
 
 
-def _all(g: Graph, condition: str) -> str:
-    return g.Equal(g.ReduceMin(g.Cast(condition, to=INT64), keepdims=0), 1)
-
-
-def _any(g: Graph, condition: str) -> str:
-    return g.Equal(g.ReduceMax(g.Cast(condition, to=INT64), keepdims=0), 1)
-
-
-def _gradient(g: Graph, key: BodyKey, d_y: str, x: str, in_dims: str, out_dims: str, scale: str, starts: str,
-              ends: str, rank: int) -> str:
-    """dX: dY contracted along every axis with its matrix (the identity where Resize keeps the axis)."""
-    attrs = dict(key.attributes)
+def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
+    """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix."""
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
     a, exclude = float(attrs["cubic_coeff_a"]), bool(attrs["exclude_outside"])
-    in_len, out_len = g.Unsqueeze(in_dims, [1]), g.Unsqueeze(out_dims, [1])  # [R, 1]
-    out_max = g.ReduceMax(out_dims, keepdims=0)
-    axes = Axes(in_len, out_len, out_max, g.Range(0, out_max, 1))
-    column = g.Range(0, g.ReduceMax(in_dims, keepdims=0), 1)
-    size_in, size_out = g.Cast(in_len, to=FLOAT), g.Cast(out_len, to=FLOAT)
-    scale = g.Unsqueeze(scale, [1])
-    coord = coordinate(g, ctm, g.Cast(axes.dst, to=FLOAT), scale, size_out, size_in, g.Unsqueeze(starts, [1]),
-                       g.Unsqueeze(ends, [1]))
-    last = g.Sub(in_len, 1)
+
+    def deeper(value):  # a value of the axis ([R, 1]) one axis deeper, to broadcast against [R, out, 1] (rank 1: as it
+        # is, a vector of one value broadcasts)
+        return value if rank == 1 else g.Unsqueeze(value, [-1])
+
+    in_dims, out_dims, scale = plan.in_dims, plan.out_dims, plan.scale
+    out_float = g.Cast(out_dims, to=FLOAT)
+    outputs = g.Range(_f(g, 0.0), g.ReduceMax(out_float, keepdims=0), _f(g, 1.0))  # 0 .. out - 1 as float32
+    columns = g.Range(0, g.ReduceMax(in_dims, keepdims=0), 1)
+    coord = g.Unsqueeze(coordinate(g, ctm, outputs, scale, out_float, plan.in_float, plan.starts, plan.ends), [-1])
+    last = g.Sub(deeper(in_dims), 1)
+    last_float = g.Cast(last, to=FLOAT) if mode == "linear" or ctm == CROP else None
     if attrs["antialias"]:
-        matrix = antialias_matrix(g, coord, scale, in_len, column, mode == "cubic", a, exclude)
-        kept = g.Equal(out_len, in_len)
+        matrix = antialias_matrix(g, coord, deeper(scale), deeper(in_dims), last, columns, mode == "cubic", a,
+                                  exclude, ctm == CROP)
     elif mode == "nearest":
-        matrix = one_hot(g, g.Max(g.Min(nearest_index(g, coord, attrs["nearest_mode"]), last), 0), column)
+        matrix = g.Cast(g.Equal(g.Max(g.Min(nearest_index(g, coord, attrs["nearest_mode"]), last), 0), columns),
+                        to=FLOAT)
     elif mode == "linear":
-        matrix = linear_matrix(g, coord, last, column)
+        matrix = linear_matrix(g, coord, last_float, last, columns)
     else:
-        matrix = cubic_matrix(g, coord, last, column, a, exclude)
-    if not attrs["antialias"]:
-        kept = g.Equal(scale, _f(g, 1.0))
+        matrix = cubic_matrix(g, coord, last, columns, a, exclude)
     if ctm == CROP:  # an extrapolated output reads nothing
-        outside = g.Or(g.Less(coord, _f(g, 0.0)), g.Greater(coord, g.Cast(last, to=FLOAT)))
-        matrix = g.Where(g.Unsqueeze(outside, [-1]), _f(g, 0.0), matrix)
-    # Resize keeps an axis whose scale is 1 (antialias: whose length is), and copies when no length changes
-    kept = g.Or(kept, _all(g, g.Equal(out_dims, in_dims)))
-    identity = g.Cast(g.Equal(g.Unsqueeze(axes.dst, [-1]), column), to=FLOAT)  # [out, in]
-    matrix = g.Where(g.Unsqueeze(kept, [-1]), identity, matrix)
-    bands = band(g, axes, matrix if g.opmath == FLOAT else g.Cast(matrix, to=g.opmath))
+        matrix = g.Where(g.Or(g.Less(coord, _f(g, 0.0)), g.Greater(coord, last_float)), _f(g, 0.0), matrix)
+    # Resize keeps an axis whose scale is 1 (antialias: whose length is), and copies when no length changes (rank 1:
+    # when its length does not, as a scale of 1 keeps it)
+    kept = g.Equal(out_dims, in_dims)
+    if rank > 1 and not attrs["antialias"]:
+        kept = g.Or(g.Equal(scale, _f(g, 1.0)), g.Cast(g.ReduceMin(g.Cast(kept, to=INT64), keepdims=1), to=BOOL))
+    if g.opmath != FLOAT:
+        matrix = g.Cast(matrix, to=g.opmath)
     grad = g.in_opmath(d_y)
-    rows = g.Split(bands.rows, axis=0, num_outputs=rank, outputs=rank) if rank > 1 else [bands.rows]
-    weights = g.Split(bands.weight, axis=0, num_outputs=rank, outputs=rank) if rank > 1 else [bands.weight]
+    if rank == 1:  # the matrix is [out, in]
+        copy, contracted = g.branch(), g.branch()
+        return g.If(kept, then_branch=copy.graph([grad]),
+                    else_branch=contracted.graph([contracted.MatMul(grad, matrix)]))
+    dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
+    identity = g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)  # [out, in]: what a kept axis reads
+    axes = Axes(in_dims, out_dims, None, dst)
+    bands = band(g, axes, g.Where(g.Unsqueeze(kept, [-1]), identity, matrix))
+    rows = g.Split(bands.rows, axis=0, num_outputs=rank, outputs=rank)
+    weights = g.Split(bands.weight, axis=0, num_outputs=rank, outputs=rank)
     for axis in range(rank):  # an axis Resize keeps is skipped (most often N and C): a pass over dY less
         keep, resize = g.branch(), g.branch()
-        end = resize.Slice(in_dims, [axis], [axis + 1])
+        end = resize.Slice(plan.shape, [axis], [axis + 1])
         contracted = contract(resize, grad, resize.Slice(rows[axis], [0], end, [2]),
                               resize.Slice(weights[axis], [0], end, [2]), axis, rank)
         grad = g.If(g.Gather(kept, axis), then_branch=keep.graph([grad]), else_branch=resize.graph([contracted]))
-    return g.like(grad, x)
+    return grad
