@@ -140,7 +140,8 @@ def plan(op: str, attrs: ResizeAttributes, x_shape: Sequence[int], roi, scales, 
             joint = (min if attrs.keep_aspect_ratio_policy == "not_larger" else max)(ratios.values())
             for a in listed:
                 full_scale[a] = f32(joint)
-                out[a] = int(np.round(f32(joint) * f32(x_shape[a])))  # std::round: half away from zero
+                # std::round: half away from zero (np.round would take a tie to even); the product is >= 0
+                out[a] = int(np.floor(float(f32(joint) * f32(x_shape[a])) + 0.5))
     starts, ends = [f32(0)] * rank, [f32(1)] * rank
     if attrs.coordinate_transformation_mode == "tf_crop_and_resize" and roi is not None and np.size(roi) > 0:
         roi = np.asarray(roi, np.float32).reshape(-1)

@@ -132,6 +132,23 @@ def test_random_configurations_on_every_path(config):
     assert abs(lhs - rhs) <= 1e-5 * np.linalg.norm(x) * np.linalg.norm(reference), (lhs, rhs)
 
 
+@pytest.mark.parametrize("policy, sizes", [("not_larger", [3, 100]), ("not_smaller", [3, 1])])
+@pytest.mark.parametrize("path", ["reference", "kernel", "function"])
+def test_aspect_policy_rounds_a_tie_as_onnxruntime(policy, sizes, path):
+    """keep_aspect_ratio_policy: onnxruntime's output length is std::round(scale * L), half away from zero. X's H, W
+    = 2, 3 with a joint scale 1.5: W gives 4.5, which Resize makes 5 (NumPy's round would make it 4)."""
+    attrs = dict(mode="linear", axes=[2, 3], keep_aspect_ratio_policy=policy)
+    x = np.random.default_rng(0).standard_normal((1, 1, 2, 3)).astype(np.float32)
+    forward = resize_session(x.shape, attrs, None, None, sizes)
+    y = forward.run(None, {"x": x})[0]
+    assert y.shape == (1, 1, 3, 5)
+    dy = np.random.default_rng(1).standard_normal(y.shape).astype(np.float32)
+    model = grad_model(x.shape, y.shape, attrs, None, None, sizes, "float32")
+    (dx,) = run_model(model, grad_feeds(dy, x, None, None, sizes), path)
+    # the adjoint identity with onnxruntime's forward (linear: y = A x)
+    assert abs(float((y.astype(np.float64) * dy).sum()) - float((x.astype(np.float64) * dx).sum())) <= 1e-5
+
+
 # --------------------------------------------------------------------------- float64
 
 def axis_matrix(attrs, length_in, length_out, scale, use_sizes, roi_start=0.0, roi_end=1.0):
