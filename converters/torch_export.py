@@ -439,21 +439,20 @@ def _under(context, fn):
 def trace(fn, args):
     """fn as a functional aten graph (torch.fx.GraphModule) that torch.onnx.export translates completely.
 
-    Two make_fx passes: the first runs fn, so torch.func transforms (vjp, grad) and torch.autograd.grad leave
-    their backward ops as nodes; the second functionalizes that graph (in-place updates, views and slice
-    assignment become functional ops) and applies _decompositions(). Both run on clones of args, so fn's
-    in-place updates (BatchNorm's running statistics) do not reach the caller's tensors.
+    One make_fx pass of functionalize(fn) with _decompositions(): it runs fn, so torch.func transforms (vjp, grad)
+    and torch.autograd.grad leave their backward ops as nodes, and functionalizes what it records (in-place updates,
+    views and slice assignment become functional ops; an update of an input stays as a copy_ into it). It runs on
+    clones of args, so fn's in-place updates (BatchNorm's running statistics) do not reach the caller's tensors.
     """
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    def fresh():
-        return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-
+    clones = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
     try:
         with sdpa_kernel([SDPBackend.MATH]):  # attention as matmul and softmax (see the module docstring)
-            graph = make_fx(_under(_refusing, fn))(*fresh())
+            return make_fx(torch.func.functionalize(_under(_refusing, fn), remove="mutations"),
+                           decomposition_table=_decompositions())(*clones)
     except RuntimeError as error:
         if "_local_scalar_dense" not in str(error):
             raise
@@ -461,7 +460,6 @@ def trace(fn, args):
                             "control flow, such as F.gaussian_nll_loss's check `torch.any(var < 0)` on a tensor var), "
                             "which a traced graph cannot follow; compute that part without branching on tensor "
                             "values") from None
-    return make_fx(torch.func.functionalize(graph, remove="mutations"), decomposition_table=_decompositions())(*fresh())
 
 
 # --------------------------------------------------------------------------- verification
