@@ -462,6 +462,72 @@ def trace(fn, args):
                             "values") from None
 
 
+def _program(graph, args):
+    """trace()'s graph as a torch.export.ExportedProgram (every input a user input, its constant tensors lifted),
+    which torch.onnx.export translates without first capturing the graph again with torch.export (a whole trace of
+    it); None when an argument is not a tensor or the graph holds what an ExportedProgram cannot (an output that is
+    not a tensor, an op left mutating), and torch.onnx.export then captures the graph itself.
+
+    Dropped: functionalize's copies into inputs (in-place updates of an input, such as BatchNorm's running
+    statistics), whose uses read the copied value instead; torch.onnx.export drops input mutations as well, and a
+    step returns the updated buffers as outputs. Every node's value becomes a fake tensor of one FakeTensorMode,
+    which the exporter's run_decompositions traces with.
+    """
+    import torch
+    from torch._export.passes.lift_constants_pass import ConstantAttrMap, lift_constants_pass
+    from torch._export.verifier import SpecViolationError
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.export import graph_signature as signature
+    from torch.export.exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.utils import _pytree as pytree
+
+    nodes = graph.graph
+    inputs = [node for node in nodes.nodes if node.op == "placeholder"]
+    output = next(node for node in nodes.nodes if node.op == "output")
+    outputs = pytree.tree_leaves(output.args[0])
+    if not all(isinstance(a, torch.Tensor) for a in args) or not all(isinstance(o, torch.fx.Node) for o in outputs):
+        return None
+    for node in list(nodes.nodes):
+        if node.target is torch.ops.aten.copy_.default and node.args[0].op == "placeholder":
+            into, value = (n.meta.get("val") for n in node.args)
+            if (into.shape, into.dtype) != (value.shape, value.dtype):
+                return None
+            node.replace_all_uses_with(node.args[1])
+            nodes.erase_node(node)
+    outputs = pytree.tree_leaves(output.args[0])
+    output.args = (tuple(outputs),)
+    nodes.eliminate_dead_code()  # (and the unread outputs of multi-output ops, which have no value)
+    graph.recompile()
+    fake = FakeTensorMode(shape_env=ShapeEnv(), export=True)
+
+    def faked(value):
+        if isinstance(value, torch.Tensor):
+            with fake:
+                return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
+        return type(value)(faked(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+    for node in nodes.nodes:
+        if node.op == "get_attr":  # a constant tensor, which lift_constants_pass makes an input
+            node.meta.setdefault("val", getattr(graph, node.target))
+            node.meta.setdefault("nn_module_stack", {})
+        if "val" in node.meta:
+            node.meta["val"] = faked(node.meta["val"])
+    spec = signature.ExportGraphSignature(
+        input_specs=[signature.InputSpec(signature.InputKind.USER_INPUT, signature.TensorArgument(node.name), None)
+                     for node in inputs],
+        output_specs=[signature.OutputSpec(signature.OutputKind.USER_OUTPUT, signature.TensorArgument(node.name),
+                                           None) for node in outputs])
+    constants = lift_constants_pass(graph, spec, ConstantAttrMap())
+    call = ModuleCallSignature(inputs=[], outputs=[], in_spec=pytree.tree_flatten((tuple(args), {}))[1],
+                               out_spec=pytree.tree_flatten(tuple(outputs))[1])
+    try:
+        return ExportedProgram(root=graph, graph=nodes, graph_signature=spec, state_dict={}, range_constraints={},
+                               module_call_graph=[ModuleCallEntry("", call)], constants=constants)
+    except SpecViolationError:
+        return None
+
+
 # --------------------------------------------------------------------------- verification
 
 class VerificationError(RuntimeError):
@@ -633,8 +699,8 @@ def export(fn_or_module, args, path=None, *, verify: bool = True, **kwargs) -> o
     kwargs.setdefault("opset_version", 18)
     kwargs.setdefault("verbose", False)
     optimize = kwargs.pop("optimize", True)
-    program = torch.onnx.export(graph, tuple(args), dynamo=True, custom_translation_table=torch_translation_table(),
-                                optimize=False, **kwargs)
+    program = torch.onnx.export(_program(graph, args) or graph, tuple(args), dynamo=True,
+                                custom_translation_table=torch_translation_table(), optimize=False, **kwargs)
     if optimize:
         progress("optimizing")
         _optimize(program.model)
