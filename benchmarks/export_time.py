@@ -32,6 +32,8 @@ from torch import nn
 
 from resample_grad.converters import torch_export
 
+EXPORTER = torch_export  # the module whose export_training_step is timed (--module: another version of it)
+
 
 def block(cin, cout):
     return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
@@ -162,7 +164,7 @@ def _patched(phases: Phases):
 
     def counted_make_fx(*args, **kwargs):  # ours only: torch.export calls make_fx too
         traced = make_fx(*args, **kwargs)
-        if sys._getframe(1).f_globals.get("__name__") != torch_export.__name__:
+        if sys._getframe(1).f_globals.get("__name__") != EXPORTER.__name__:
             return traced
         phases.calls["make_fx"] = phases.calls.get("make_fx", 0) + 1
         return phases.timed(f"trace: make_fx #{phases.calls['make_fx']}", traced)
@@ -176,9 +178,9 @@ def _patched(phases: Phases):
                 lambda fn: phases.timed("onnx: run_decompositions", fn)),
                (_fx_passes, "insert_type_promotion_nodes", lambda fn: phases.timed("onnx: type promotion", fn)),
                (_core, "_exported_program_to_onnx_program", lambda fn: phases.timed("onnx: translation", fn)),
-               (torch_export, "_optimize", lambda fn: phases.timed("optimize", fn)),
+               (EXPORTER, "_optimize", lambda fn: phases.timed("optimize", fn)),
                (opset, "attach", lambda fn: phases.timed("attach", fn)),
-               (torch_export, "_verify", lambda fn: phases.timed("verify", fn))]
+               (EXPORTER, "_verify", lambda fn: phases.timed("verify", fn))]
     def entered(fn):  # the time before export(): the training step's eager run on copies, and its set-up
         @functools.wraps(fn)
         def run(*args, **kwargs):
@@ -186,7 +188,7 @@ def _patched(phases: Phases):
             return fn(*args, **kwargs)
         return run
 
-    targets.append((torch_export, "export", entered))
+    targets.append((EXPORTER, "export", entered))
     saved = [(owner, name, vars(owner)[name]) for owner, name, _ in targets if name in vars(owner)]
     try:
         for owner, name, wrap in targets:
@@ -200,13 +202,11 @@ def _patched(phases: Phases):
 
 def run_once(name, verify: bool) -> dict:
     """{phase: seconds} of one export_training_step of model `name`, with "total" and "other"."""
-    from resample_grad import converters
-
     module, inputs, targets = model(name)
     phases = Phases()
     with _patched(phases):
         phases.start = time.perf_counter()
-        converters.export_training_step(module, mse, inputs, targets, verify=verify)
+        EXPORTER.export_training_step(module, mse, inputs, targets, verify=verify)
         total = time.perf_counter() - phases.start
     times = dict(phases.times)
     times["other"] = total - sum(times.values())
@@ -214,9 +214,22 @@ def run_once(name, verify: bool) -> dict:
     return times
 
 
-def _fresh(name, verify: bool) -> dict:
+def _load(path):
+    """converters/torch_export.py of another version (such as `git show REV:converters/torch_export.py`), as a
+    module of resample_grad.converters (its relative imports are the installed package's)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("resample_grad.converters._timed_export", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _fresh(name, verify: bool, module=None) -> dict:
     """run_once in a new Python process (its imports are not timed)."""
-    command = [sys.executable, __file__, "--child", name, "on" if verify else "off"]
+    command = [sys.executable, __file__, "--child", name, "on" if verify else "off",
+               *(["--module", module] if module else [])]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode:
         raise RuntimeError(f"export_time: {' '.join(command)} failed:\n{result.stderr}")
@@ -231,8 +244,14 @@ def main(argv=None):
     parser.add_argument("--warm", action="store_true",
                         help="export in this process after one warm-up export of each model, instead of each export "
                              "in a new process")
+    parser.add_argument("--module", metavar="PATH",
+                        help="time another version of converters/torch_export.py (a file), such as the one of "
+                             "`git show REV:converters/torch_export.py`, for a before / after comparison")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "VERIFY"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    global EXPORTER
+    if options.module:
+        EXPORTER = _load(options.module)
     if options.child:
         print(json.dumps(run_once(options.child[0], options.child[1] == "on")))
         return
@@ -246,7 +265,7 @@ def main(argv=None):
     runs = {(name, v): [] for name in names for v in settings}
     for _ in range(options.repeats):
         for key in runs:
-            runs[key].append(run_once(*key) if options.warm else _fresh(*key))
+            runs[key].append(run_once(*key) if options.warm else _fresh(*key, options.module))
     columns = [f"{name} verify {'on' if v else 'off'}" for name, v in runs]
     phases = []
     for times in (t for values in runs.values() for t in values):
