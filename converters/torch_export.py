@@ -441,18 +441,25 @@ def trace(fn, args):
 
     One make_fx pass of functionalize(fn) with _decompositions(): it runs fn, so torch.func transforms (vjp, grad)
     and torch.autograd.grad leave their backward ops as nodes, and functionalizes what it records (in-place updates,
-    views and slice assignment become functional ops; an update of an input stays as a copy_ into it). It runs on
+    views and slice assignment become functional ops; an update of an input stays as a copy_ into it). When an arg
+    requires grad, a make_fx pass of fn comes first (functionalize's inputs would not require grad). Passes run on
     clones of args, so fn's in-place updates (BatchNorm's running statistics) do not reach the caller's tensors.
     """
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    clones = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    def clones():
+        return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+
     try:
         with sdpa_kernel([SDPBackend.MATH]):  # attention as matmul and softmax (see the module docstring)
+            if any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+                # functionalize's inputs do not require grad, and fn may take autograd.grad of them: a first pass
+                # records fn's ops on the args as they are, and the functional pass traces that graph
+                fn = make_fx(_under(_refusing, fn))(*clones())
             return make_fx(torch.func.functionalize(_under(_refusing, fn), remove="mutations"),
-                           decomposition_table=_decompositions())(*clones)
+                           decomposition_table=_decompositions())(*clones())
     except RuntimeError as error:
         if "_local_scalar_dense" not in str(error):
             raise
@@ -466,13 +473,16 @@ def _program(graph, args):
     """trace()'s graph as a torch.export.ExportedProgram (every input a user input, its constant tensors lifted),
     which torch.onnx.export translates without first capturing the graph again with torch.export (a whole trace of
     it); None when an argument is not a tensor or the graph holds what an ExportedProgram cannot (an output that is
-    not a tensor, an op left mutating), and torch.onnx.export then captures the graph itself.
+    not a tensor, an op left mutating), and torch.onnx.export then captures the graph itself. graph is left as it
+    is (the program has a copy of it).
 
     Dropped: functionalize's copies into inputs (in-place updates of an input, such as BatchNorm's running
     statistics), whose uses read the copied value instead; torch.onnx.export drops input mutations as well, and a
     step returns the updated buffers as outputs. Every node's value becomes a fake tensor of one FakeTensorMode,
     which the exporter's run_decompositions traces with.
     """
+    import copy
+
     import torch
     from torch._export.passes.lift_constants_pass import ConstantAttrMap, lift_constants_pass
     from torch._export.verifier import SpecViolationError
@@ -482,6 +492,7 @@ def _program(graph, args):
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
     from torch.utils import _pytree as pytree
 
+    graph = torch.fx.GraphModule(graph, copy.deepcopy(graph.graph))  # (the caller's graph stays as it is)
     nodes = graph.graph
     inputs = [node for node in nodes.nodes if node.op == "placeholder"]
     output = next(node for node in nodes.nodes if node.op == "output")

@@ -76,3 +76,39 @@ def test_a_non_tensor_argument_goes_as_the_graph(monkeypatch):
     (got,) = runtime.run(runtime.session(model), {model.graph.input[0].name: x.numpy()})
     want = fn(x, 3).numpy()
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_program_leaves_the_traced_graph_as_it_is():
+    """export() falls back to the traced graph when _program returns None, so _program must work on a copy."""
+    torch.manual_seed(0)
+    module = Net().train()
+    x = torch.randn(2, 2, 5, 5)
+
+    def fn(x, weight, bias, mean, var):  # the BatchNorm step updates mean and var in place
+        y = F.batch_norm(F.conv2d(x, weight, bias, padding=1), mean, var, training=True)
+        return torch.autograd.grad(y[:, :, 0].square().sum(), weight)[0]
+
+    args = [x.requires_grad_(False), module.conv.weight.detach().requires_grad_(True), module.conv.bias.detach(),
+            torch.zeros(3), torch.ones(3)]
+    graph = torch_export.trace(fn, args)
+    before = [(node.op, node.name, node.target, node.meta.get("val")) for node in graph.graph.nodes]
+    assert torch.ops.aten.copy_.default in {node.target for node in graph.graph.nodes}
+    assert isinstance(torch_export._program(graph, args), torch.export.ExportedProgram)
+    after = [(node.op, node.name, node.target, node.meta.get("val")) for node in graph.graph.nodes]
+    assert after == before
+
+
+def test_autograd_grad_of_an_argument_that_requires_grad():
+    """functionalize's inputs do not require grad: trace() takes a first pass when an argument does."""
+    gen = torch.Generator().manual_seed(2)
+    x, weight = torch.randn(1, 2, 6, 5, generator=gen), torch.randn(3, 2, 3, 3, generator=gen).requires_grad_(True)
+
+    def fn(x, weight):
+        y = F.interpolate(F.conv2d(x, weight), scale_factor=2, mode="bilinear", align_corners=False)
+        return torch.autograd.grad(y.square().sum(), weight)[0]
+
+    model = torch_export.export(fn, [x, weight], verify=False)
+    (got,) = runtime.run(runtime.session(model), {i.name: a.detach().numpy()
+                                                  for i, a in zip(model.graph.input, [x, weight], strict=True)})
+    want = fn(x, weight).numpy()
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
