@@ -71,6 +71,14 @@ def _scales(values, input_size, output_size) -> list:
     return [_axis_scale(v, input_size, output_size, k - count) for k, v in enumerate(values)]
 
 
+def _planar(input_size, output_size, scales_h, scales_w, align_corners=None) -> dict:
+    """The attributes of a 2-D op: input_size, output_size, align_corners (when given), scales_h, scales_w."""
+    aligned = {} if align_corners is None else {"align_corners": int(bool(align_corners))}
+    return dict(input_size=_ints(input_size), output_size=_ints(output_size), **aligned,
+                scales_h=_axis_scale(scales_h, input_size, output_size, -2),
+                scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+
+
 # --------------------------------------------------------------------------- grid sampling
 
 def aten_grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode: int, padding_mode: int,
@@ -106,15 +114,15 @@ def aten_upsample_nearest2d_backward(grad_output, output_size: Sequence[int], in
                                      scales_h: float | None = None, scales_w: float | None = None):
     """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleNearest2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                    scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                    scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleNearest2dGrad(grad_output, **_planar(input_size, output_size, scales_h, scales_w))
 
 
-def _volume_scales(scales_d, scales_h, scales_w, input_size, output_size) -> dict:
-    """GE's UpsampleNearest{,Exact}3dGrad take output_size or scales, not both: scales when one matters."""
+def _volume(input_size, output_size, scales_d, scales_h, scales_w) -> dict:
+    """The attributes of UpsampleNearest{,Exact}3dGrad: input_size, and output_size or scales (GE's ops take one of
+    the two: scales when one matters)."""
     scales = _scales([scales_d, scales_h, scales_w], input_size, output_size)
-    return {"scales": scales} if any(scales) else {}
+    sizes = {"scales": scales} if any(scales) else {"output_size": _ints(output_size)}
+    return {"input_size": _ints(input_size), **sizes}
 
 
 def aten_upsample_nearest3d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -122,9 +130,7 @@ def aten_upsample_nearest3d_backward(grad_output, output_size: Sequence[int], in
                                      scales_w: float | None = None):
     """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size,
     float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    scales = _volume_scales(scales_d, scales_h, scales_w, input_size, output_size)
-    sizes = {} if scales else {"output_size": _ints(output_size)}
-    return RG.UpsampleNearest3dGrad(grad_output, input_size=_ints(input_size), **sizes, **scales)
+    return RG.UpsampleNearest3dGrad(grad_output, **_volume(input_size, output_size, scales_d, scales_h, scales_w))
 
 
 def aten_upsample_nearest_exact1d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -139,9 +145,7 @@ def aten_upsample_nearest_exact2d_backward(grad_output, output_size: Sequence[in
                                            scales_h: float | None = None, scales_w: float | None = None):
     """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleNearestExact2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                         scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                    scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleNearestExact2dGrad(grad_output, **_planar(input_size, output_size, scales_h, scales_w))
 
 
 def aten_upsample_nearest_exact3d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -149,9 +153,7 @@ def aten_upsample_nearest_exact3d_backward(grad_output, output_size: Sequence[in
                                            scales_w: float | None = None):
     """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size,
     float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    scales = _volume_scales(scales_d, scales_h, scales_w, input_size, output_size)
-    sizes = {} if scales else {"output_size": _ints(output_size)}
-    return RG.UpsampleNearestExact3dGrad(grad_output, input_size=_ints(input_size), **sizes, **scales)
+    return RG.UpsampleNearestExact3dGrad(grad_output, **_volume(input_size, output_size, scales_d, scales_h, scales_w))
 
 
 # --------------------------------------------------------------------------- linear, cubic, antialias
@@ -197,10 +199,7 @@ def aten_upsample_bicubic2d_backward(grad_output, output_size: Sequence[int], in
                                      scales_w: float | None = None):
     """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleBicubic2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                    align_corners=int(bool(align_corners)),
-                                    scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                    scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleBicubic2dGrad(grad_output, **_planar(input_size, output_size, scales_h, scales_w, align_corners))
 
 
 def aten_upsample_bilinear2d_aa_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -208,10 +207,8 @@ def aten_upsample_bilinear2d_aa_backward(grad_output, output_size: Sequence[int]
                                          scales_w: float | None = None):
     """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleBilinear2dAABackward(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                           align_corners=int(bool(align_corners)),
-                                           scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                           scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleBilinear2dAABackward(grad_output,
+                                           **_planar(input_size, output_size, scales_h, scales_w, align_corners))
 
 
 def aten_upsample_bicubic2d_aa_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -219,10 +216,8 @@ def aten_upsample_bicubic2d_aa_backward(grad_output, output_size: Sequence[int],
                                         scales_w: float | None = None):
     """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleBicubic2dAAGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                      align_corners=int(bool(align_corners)),
-                                      scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                      scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleBicubic2dAAGrad(grad_output,
+                                      **_planar(input_size, output_size, scales_h, scales_w, align_corners))
 
 
 # aten overload name -> translation; torch 2.13 has no .vec overload of any of these backward ops
