@@ -1,6 +1,7 @@
 """Where the time of converters.export_training_step goes, by phase, for two training steps.
 
-    python benchmarks/export_time.py [--repeats 3] [--models unet5,diffusion] [--verify on,off]
+    python benchmarks/export_time.py [--repeats 3] [--models unet5,diffusion] [--verify on,off] [--warm]
+                                     [--clock wall|cpu] [--module PATH]
 
     unet5: models/unet_step.py's U-Net generalised to 5 levels (conv-BatchNorm-ReLU blocks, max pooling, nearest
         and bilinear x2 upsampling alternating, skip connections), 2x1x64x64, MSE loss.
@@ -8,12 +9,15 @@
         conv, 3 self-attention blocks with F.scaled_dot_product_attention, average pooling, nearest and bilinear
         upsampling), 2x3x32x32, MSE loss.
 
-Each model is exported once as a warm-up (its total is printed: the first export in a process also pays
-torch's one-time set-up), then --repeats times with verification on and off, interleaved; the table gives the
-median seconds of each phase. The phases are timed by wrapping the functions that run them: make_fx (each call
-that tracing makes), torch.export inside torch.onnx.export (its capture), the exporter's run_decompositions and
-type promotion, its translation to ONNX, our optimizer passes, attach(), the verification; "other" is the rest
-of the total (the eager step that finds the updated buffers, copies, serialization).
+Each export runs in a new Python process (what a script that exports once waits for, its imports excepted), or
+with --warm in this process after one warm-up export of each model (what a further export costs: torch's one-time
+set-up is paid). --repeats exports per model and verify setting, interleaved; the table gives the median seconds
+of each phase, wall time or (--clock cpu) the exporting process's CPU time, which other jobs on a shared machine
+disturb less. The phases are timed by wrapping the functions that run them: the training step's eager run and
+set-up (everything before export()), our make_fx calls, the exporter's registry of translations, its torch.export
+capture (absent when it is handed an ExportedProgram), run_decompositions, type promotion and translation to
+ONNX, our optimizer passes, attach(), the verification; "other" is the rest of the total (copies, serialization).
+--module times another version of converters/torch_export.py (before / after comparisons).
 """
 from __future__ import annotations
 
@@ -33,6 +37,8 @@ from torch import nn
 from resample_grad.converters import torch_export
 
 EXPORTER = torch_export  # the module whose export_training_step is timed (--module: another version of it)
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}  # (cpu: this process's, all its threads)
+CLOCK = CLOCKS["wall"]
 
 
 def block(cin, cout):
@@ -135,7 +141,7 @@ class Phases:
     """Seconds per phase of the export running now: the wrapped functions add to it."""
 
     def __init__(self):
-        self.times, self.calls, self.start = {}, {}, time.perf_counter()
+        self.times, self.calls, self.start = {}, {}, CLOCK()
 
     def add(self, phase, seconds):
         self.times[phase] = self.times.get(phase, 0.0) + seconds
@@ -143,11 +149,11 @@ class Phases:
     def timed(self, phase, fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            start = time.perf_counter()
+            start = CLOCK()
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.add(phase, time.perf_counter() - start)
+                self.add(phase, CLOCK() - start)
         return run
 
 
@@ -184,7 +190,7 @@ def _patched(phases: Phases):
     def entered(fn):  # the time before export(): the training step's eager run on copies, and its set-up
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            phases.add("eager step, set-up", time.perf_counter() - phases.start)
+            phases.add("eager step, set-up", CLOCK() - phases.start)
             return fn(*args, **kwargs)
         return run
 
@@ -205,9 +211,9 @@ def run_once(name, verify: bool) -> dict:
     module, inputs, targets = model(name)
     phases = Phases()
     with _patched(phases):
-        phases.start = time.perf_counter()
+        phases.start = CLOCK()
         EXPORTER.export_training_step(module, mse, inputs, targets, verify=verify)
-        total = time.perf_counter() - phases.start
+        total = CLOCK() - phases.start
     times = dict(phases.times)
     times["other"] = total - sum(times.values())
     times["total"] = total
@@ -226,9 +232,9 @@ def _load(path):
     return module
 
 
-def _fresh(name, verify: bool, module=None) -> dict:
+def _fresh(name, verify: bool, module=None, clock="wall") -> dict:
     """run_once in a new Python process (its imports are not timed)."""
-    command = [sys.executable, __file__, "--child", name, "on" if verify else "off",
+    command = [sys.executable, __file__, "--child", name, "on" if verify else "off", "--clock", clock,
                *(["--module", module] if module else [])]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode:
@@ -247,9 +253,13 @@ def main(argv=None):
     parser.add_argument("--module", metavar="PATH",
                         help="time another version of converters/torch_export.py (a file), such as the one of "
                              "`git show REV:converters/torch_export.py`, for a before / after comparison")
+    parser.add_argument("--clock", choices=CLOCKS, default="wall",
+                        help="wall: elapsed seconds; cpu: CPU seconds of the exporting process (steadier on a machine "
+                             "that other jobs share)")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "VERIFY"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
-    global EXPORTER
+    global EXPORTER, CLOCK
+    CLOCK = CLOCKS[options.clock]
     if options.module:
         EXPORTER = _load(options.module)
     if options.child:
@@ -265,7 +275,7 @@ def main(argv=None):
     runs = {(name, v): [] for name in names for v in settings}
     for _ in range(options.repeats):
         for key in runs:
-            runs[key].append(run_once(*key) if options.warm else _fresh(*key, options.module))
+            runs[key].append(run_once(*key) if options.warm else _fresh(*key, options.module, options.clock))
     columns = [f"{name} verify {'on' if v else 'off'}" for name, v in runs]
     phases = []
     for times in (t for values in runs.values() for t in values):
@@ -273,7 +283,7 @@ def main(argv=None):
     phases += ["other", "total"]  # (in the order they ran)
     width = max(len(p) for p in phases)
     where = "in one warm process" if options.warm else "each in a new process"
-    print(f"\nmedian seconds of {options.repeats} exports {where}; totals: min-max\n")
+    print(f"\nmedian {options.clock} seconds of {options.repeats} exports {where}; totals: min-max\n")
     print(f"{'phase':<{width}}  " + "  ".join(f"{c:>22}" for c in columns))
     for phase in phases:
         cells = [statistics.median(t.get(phase, 0.0) for t in values) for values in runs.values()]
