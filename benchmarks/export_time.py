@@ -25,16 +25,19 @@ import argparse
 import contextlib
 import functools
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # (read when torch's OpenMP starts: no spinning counted as CPU)
 
-from resample_grad.converters import torch_export
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+from resample_grad.converters import torch_export  # noqa: E402
 
 EXPORTER = torch_export  # the module whose export_training_step is timed (--module: another version of it)
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}  # (cpu: this process's, all its threads)

@@ -683,8 +683,9 @@ class _Progress:
 
 
 def export(fn_or_module, args, path=None, *, verify: bool = True, **kwargs) -> onnx.ModelProto:
-    """torch.onnx.export of trace(fn, args) with torch_translation_table(), then attach(): the model runs in
-    onnxruntime with or without the native library. Saved to path when given.
+    """torch.onnx.export of trace(fn, args) (as the ExportedProgram of _program(), which the exporter does not
+    capture again) with torch_translation_table(), then attach(): the model runs in onnxruntime with or without the
+    native library. Saved to path when given.
 
     A module is traced like a function, on a copy (its buffers stay as they are). The ONNX opset is 18 (the one
     Ascend ATC reads, and the project's functions'), unless kwargs give opset_version; other kwargs (input_names,
