@@ -497,7 +497,7 @@ def _program(graph, args):
     for node in list(nodes.nodes):
         if node.target is torch.ops.aten.copy_.default and node.args[0].op == "placeholder":
             into, value = (n.meta.get("val") for n in node.args)
-            if (into.shape, into.dtype) != (value.shape, value.dtype):
+            if into is None or value is None or (into.shape, into.dtype) != (value.shape, value.dtype):
                 return None
             node.replace_all_uses_with(node.args[1])
             nodes.erase_node(node)
