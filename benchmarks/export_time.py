@@ -14,9 +14,10 @@ with --warm in this process after one warm-up export of each model (what a furth
 set-up is paid). --repeats exports per model and verify setting, interleaved; the table gives the median seconds
 of each phase, wall time or (--clock cpu) the exporting process's CPU time, which other jobs on a shared machine
 disturb less. The phases are timed by wrapping the functions that run them: the training step's eager run and
-set-up (everything before export()), our make_fx calls, the exporter's registry of translations, its torch.export
-capture (absent when it is handed an ExportedProgram), run_decompositions, type promotion and translation to
-ONNX, our optimizer passes, attach(), the verification; "other" is the rest of the total (copies, serialization).
+set-up (everything before export()), our make_fx calls, our ExportedProgram of the traced graph, the exporter's
+registry of translations, its torch.export capture (absent when it is handed an ExportedProgram),
+run_decompositions, type promotion and translation to ONNX, our optimizer passes, attach(), the verification;
+"other" is the rest of the total (copies, serialization).
 --module times another version of converters/torch_export.py (before / after comparisons).
 """
 from __future__ import annotations
@@ -187,6 +188,7 @@ def _patched(phases: Phases):
                 lambda fn: phases.timed("onnx: run_decompositions", fn)),
                (_fx_passes, "insert_type_promotion_nodes", lambda fn: phases.timed("onnx: type promotion", fn)),
                (_core, "_exported_program_to_onnx_program", lambda fn: phases.timed("onnx: translation", fn)),
+               (EXPORTER, "_program", lambda fn: phases.timed("program (ExportedProgram of the graph)", fn)),
                (EXPORTER, "_optimize", lambda fn: phases.timed("optimize", fn)),
                (opset, "attach", lambda fn: phases.timed("attach", fn)),
                (EXPORTER, "_verify", lambda fn: phases.timed("verify", fn))]
