@@ -71,6 +71,14 @@ def _scales(values, input_size, output_size) -> list:
     return [_axis_scale(v, input_size, output_size, k - count) for k, v in enumerate(values)]
 
 
+def _planar(input_size, output_size, scales_h, scales_w, align_corners=None) -> dict:
+    """The attributes of a 2-D op: input_size, output_size, align_corners (when given), scales_h, scales_w."""
+    aligned = {} if align_corners is None else {"align_corners": int(bool(align_corners))}
+    return dict(input_size=_ints(input_size), output_size=_ints(output_size), **aligned,
+                scales_h=_axis_scale(scales_h, input_size, output_size, -2),
+                scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+
+
 # --------------------------------------------------------------------------- grid sampling
 
 def aten_grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode: int, padding_mode: int,
@@ -106,15 +114,15 @@ def aten_upsample_nearest2d_backward(grad_output, output_size: Sequence[int], in
                                      scales_h: float | None = None, scales_w: float | None = None):
     """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleNearest2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                    scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                    scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleNearest2dGrad(grad_output, **_planar(input_size, output_size, scales_h, scales_w))
 
 
-def _volume_scales(scales_d, scales_h, scales_w, input_size, output_size) -> dict:
-    """GE's UpsampleNearest{,Exact}3dGrad take output_size or scales, not both: scales when one matters."""
+def _volume(input_size, output_size, scales_d, scales_h, scales_w) -> dict:
+    """The attributes of UpsampleNearest{,Exact}3dGrad: input_size, and output_size or scales (GE's ops take one of
+    the two: scales when one matters)."""
     scales = _scales([scales_d, scales_h, scales_w], input_size, output_size)
-    return {"scales": scales} if any(scales) else {}
+    sizes = {"scales": scales} if any(scales) else {"output_size": _ints(output_size)}
+    return {"input_size": _ints(input_size), **sizes}
 
 
 def aten_upsample_nearest3d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -122,9 +130,7 @@ def aten_upsample_nearest3d_backward(grad_output, output_size: Sequence[int], in
                                      scales_w: float | None = None):
     """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size,
     float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    scales = _volume_scales(scales_d, scales_h, scales_w, input_size, output_size)
-    sizes = {} if scales else {"output_size": _ints(output_size)}
-    return RG.UpsampleNearest3dGrad(grad_output, input_size=_ints(input_size), **sizes, **scales)
+    return RG.UpsampleNearest3dGrad(grad_output, **_volume(input_size, output_size, scales_d, scales_h, scales_w))
 
 
 def aten_upsample_nearest_exact1d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -139,9 +145,7 @@ def aten_upsample_nearest_exact2d_backward(grad_output, output_size: Sequence[in
                                            scales_h: float | None = None, scales_w: float | None = None):
     """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleNearestExact2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                         scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                    scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleNearestExact2dGrad(grad_output, **_planar(input_size, output_size, scales_h, scales_w))
 
 
 def aten_upsample_nearest_exact3d_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -149,9 +153,7 @@ def aten_upsample_nearest_exact3d_backward(grad_output, output_size: Sequence[in
                                            scales_w: float | None = None):
     """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size,
     float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    scales = _volume_scales(scales_d, scales_h, scales_w, input_size, output_size)
-    sizes = {} if scales else {"output_size": _ints(output_size)}
-    return RG.UpsampleNearestExact3dGrad(grad_output, input_size=_ints(input_size), **sizes, **scales)
+    return RG.UpsampleNearestExact3dGrad(grad_output, **_volume(input_size, output_size, scales_d, scales_h, scales_w))
 
 
 # --------------------------------------------------------------------------- linear, cubic, antialias
@@ -197,10 +199,7 @@ def aten_upsample_bicubic2d_backward(grad_output, output_size: Sequence[int], in
                                      scales_w: float | None = None):
     """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleBicubic2dGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                    align_corners=int(bool(align_corners)),
-                                    scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                    scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleBicubic2dGrad(grad_output, **_planar(input_size, output_size, scales_h, scales_w, align_corners))
 
 
 def aten_upsample_bilinear2d_aa_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -208,10 +207,8 @@ def aten_upsample_bilinear2d_aa_backward(grad_output, output_size: Sequence[int]
                                          scales_w: float | None = None):
     """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleBilinear2dAABackward(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                           align_corners=int(bool(align_corners)),
-                                           scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                           scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleBilinear2dAABackward(grad_output,
+                                           **_planar(input_size, output_size, scales_h, scales_w, align_corners))
 
 
 def aten_upsample_bicubic2d_aa_backward(grad_output, output_size: Sequence[int], input_size: Sequence[int],
@@ -219,10 +216,8 @@ def aten_upsample_bicubic2d_aa_backward(grad_output, output_size: Sequence[int],
                                         scales_w: float | None = None):
     """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size,
     bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return RG.UpsampleBicubic2dAAGrad(grad_output, input_size=_ints(input_size), output_size=_ints(output_size),
-                                      align_corners=int(bool(align_corners)),
-                                      scales_h=_axis_scale(scales_h, input_size, output_size, -2),
-                                      scales_w=_axis_scale(scales_w, input_size, output_size, -1))
+    return RG.UpsampleBicubic2dAAGrad(grad_output,
+                                      **_planar(input_size, output_size, scales_h, scales_w, align_corners))
 
 
 # aten overload name -> translation; torch 2.13 has no .vec overload of any of these backward ops
@@ -439,21 +434,27 @@ def _under(context, fn):
 def trace(fn, args):
     """fn as a functional aten graph (torch.fx.GraphModule) that torch.onnx.export translates completely.
 
-    Two make_fx passes: the first runs fn, so torch.func transforms (vjp, grad) and torch.autograd.grad leave
-    their backward ops as nodes; the second functionalizes that graph (in-place updates, views and slice
-    assignment become functional ops) and applies _decompositions(). Both run on clones of args, so fn's
-    in-place updates (BatchNorm's running statistics) do not reach the caller's tensors.
+    One make_fx pass of functionalize(fn) with _decompositions(): it runs fn, so torch.func transforms (vjp, grad)
+    and torch.autograd.grad leave their backward ops as nodes, and functionalizes what it records (in-place updates,
+    views and slice assignment become functional ops; an update of an input stays as a copy_ into it). When an arg
+    requires grad, a make_fx pass of fn comes first (functionalize's inputs would not require grad). Passes run on
+    clones of args, so fn's in-place updates (BatchNorm's running statistics) do not reach the caller's tensors.
     """
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    def fresh():
+    def clones():
         return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
     try:
         with sdpa_kernel([SDPBackend.MATH]):  # attention as matmul and softmax (see the module docstring)
-            graph = make_fx(_under(_refusing, fn))(*fresh())
+            if any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+                # functionalize's inputs do not require grad, and fn may take autograd.grad of them: a first pass
+                # records fn's ops on the args as they are, and the functional pass traces that graph
+                fn = make_fx(_under(_refusing, fn))(*clones())
+            return make_fx(torch.func.functionalize(_under(_refusing, fn), remove="mutations"),
+                           decomposition_table=_decompositions())(*clones())
     except RuntimeError as error:
         if "_local_scalar_dense" not in str(error):
             raise
@@ -461,7 +462,76 @@ def trace(fn, args):
                             "control flow, such as F.gaussian_nll_loss's check `torch.any(var < 0)` on a tensor var), "
                             "which a traced graph cannot follow; compute that part without branching on tensor "
                             "values") from None
-    return make_fx(torch.func.functionalize(graph, remove="mutations"), decomposition_table=_decompositions())(*fresh())
+
+
+def _program(graph, args):
+    """trace()'s graph as a torch.export.ExportedProgram (every input a user input, its constant tensors lifted),
+    which torch.onnx.export translates without first capturing the graph again with torch.export (a whole trace of
+    it); None when an argument is not a tensor or the graph holds what an ExportedProgram cannot (an output that is
+    not a tensor, an op left mutating), and torch.onnx.export then captures the graph itself. graph is left as it
+    is (the program has a copy of it).
+
+    Dropped: functionalize's copies into inputs (in-place updates of an input, such as BatchNorm's running
+    statistics), whose uses read the copied value instead; torch.onnx.export drops input mutations as well, and a
+    step returns the updated buffers as outputs. Every node's value becomes a fake tensor of one FakeTensorMode,
+    which the exporter's run_decompositions traces with.
+    """
+    import copy
+
+    import torch
+    from torch._export.passes.lift_constants_pass import ConstantAttrMap, lift_constants_pass
+    from torch._export.verifier import SpecViolationError
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.export import graph_signature as signature
+    from torch.export.exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.utils import _pytree as pytree
+
+    graph = torch.fx.GraphModule(graph, copy.deepcopy(graph.graph))  # (the caller's graph stays as it is)
+    nodes = graph.graph
+    inputs = [node for node in nodes.nodes if node.op == "placeholder"]
+    output = next(node for node in nodes.nodes if node.op == "output")
+    outputs = pytree.tree_leaves(output.args[0])
+    if not all(isinstance(a, torch.Tensor) for a in args) or not all(isinstance(o, torch.fx.Node) for o in outputs):
+        return None
+    for node in list(nodes.nodes):
+        if node.target is torch.ops.aten.copy_.default and node.args[0].op == "placeholder":
+            into, value = (n.meta.get("val") for n in node.args)
+            if into is None or value is None or (into.shape, into.dtype) != (value.shape, value.dtype):
+                return None
+            node.replace_all_uses_with(node.args[1])
+            nodes.erase_node(node)
+    outputs = pytree.tree_leaves(output.args[0])
+    output.args = (tuple(outputs),)
+    nodes.eliminate_dead_code()  # (and the unread outputs of multi-output ops, which have no value)
+    graph.recompile()
+    fake = FakeTensorMode(shape_env=ShapeEnv(), export=True)
+
+    def faked(value):
+        if isinstance(value, torch.Tensor):
+            with fake:
+                return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
+        return type(value)(faked(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+    for node in nodes.nodes:
+        if node.op == "get_attr":  # a constant tensor, which lift_constants_pass makes an input
+            node.meta.setdefault("val", getattr(graph, node.target))
+            node.meta.setdefault("nn_module_stack", {})
+        if "val" in node.meta:
+            node.meta["val"] = faked(node.meta["val"])
+    spec = signature.ExportGraphSignature(
+        input_specs=[signature.InputSpec(signature.InputKind.USER_INPUT, signature.TensorArgument(node.name), None)
+                     for node in inputs],
+        output_specs=[signature.OutputSpec(signature.OutputKind.USER_OUTPUT, signature.TensorArgument(node.name),
+                                           None) for node in outputs])
+    constants = lift_constants_pass(graph, spec, ConstantAttrMap())
+    call = ModuleCallSignature(inputs=[], outputs=[], in_spec=pytree.tree_flatten((tuple(args), {}))[1],
+                               out_spec=pytree.tree_flatten(tuple(outputs))[1])
+    try:
+        return ExportedProgram(root=graph, graph=nodes, graph_signature=spec, state_dict={}, range_constraints={},
+                               module_call_graph=[ModuleCallEntry("", call)], constants=constants)
+    except SpecViolationError:
+        return None
 
 
 # --------------------------------------------------------------------------- verification
@@ -613,8 +683,9 @@ class _Progress:
 
 
 def export(fn_or_module, args, path=None, *, verify: bool = True, **kwargs) -> onnx.ModelProto:
-    """torch.onnx.export of trace(fn, args) with torch_translation_table(), then attach(): the model runs in
-    onnxruntime with or without the native library. Saved to path when given.
+    """torch.onnx.export of trace(fn, args) (as the ExportedProgram of _program(), which the exporter does not
+    capture again) with torch_translation_table(), then attach(): the model runs in onnxruntime with or without the
+    native library. Saved to path when given.
 
     A module is traced like a function, on a copy (its buffers stay as they are). The ONNX opset is 18 (the one
     Ascend ATC reads, and the project's functions'), unless kwargs give opset_version; other kwargs (input_names,
@@ -635,8 +706,8 @@ def export(fn_or_module, args, path=None, *, verify: bool = True, **kwargs) -> o
     kwargs.setdefault("opset_version", 18)
     kwargs.setdefault("verbose", False)
     optimize = kwargs.pop("optimize", True)
-    program = torch.onnx.export(graph, tuple(args), dynamo=True, custom_translation_table=torch_translation_table(),
-                                optimize=False, **kwargs)
+    program = torch.onnx.export(_program(graph, args) or graph, tuple(args), dynamo=True,
+                                custom_translation_table=torch_translation_table(), optimize=False, **kwargs)
     if optimize:
         progress("optimizing")
         _optimize(program.model)
