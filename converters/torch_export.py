@@ -479,13 +479,16 @@ def _program(graph, args):
     import copy
 
     import torch
-    from torch._export.passes.lift_constants_pass import ConstantAttrMap, lift_constants_pass
-    from torch._export.verifier import SpecViolationError
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.export import graph_signature as signature
-    from torch.export.exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-    from torch.utils import _pytree as pytree
+    try:  # torch's private modules, as torch 2.13 has them; another torch may not: the graph goes as it is
+        from torch._export.passes.lift_constants_pass import ConstantAttrMap, lift_constants_pass
+        from torch._export.verifier import SpecViolationError
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.export import graph_signature as signature
+        from torch.export.exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+        from torch.utils import _pytree as pytree
+    except ImportError:
+        return None
 
     graph = torch.fx.GraphModule(graph, copy.deepcopy(graph.graph))  # (the caller's graph stays as it is)
     nodes = graph.graph
@@ -530,7 +533,7 @@ def _program(graph, args):
     try:
         return ExportedProgram(root=graph, graph=nodes, graph_signature=spec, state_dict={}, range_constraints={},
                                module_call_graph=[ModuleCallEntry("", call)], constants=constants)
-    except SpecViolationError:
+    except (SpecViolationError, TypeError):  # (TypeError: another torch's ExportedProgram signature)
         return None
 
 

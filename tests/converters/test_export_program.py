@@ -112,3 +112,25 @@ def test_autograd_grad_of_an_argument_that_requires_grad():
                                                   for i, a in zip(model.graph.input, [x, weight], strict=True)})
     want = fn(x, weight).numpy()
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_a_torch_without_the_private_modules_exports_the_graph(monkeypatch):
+    """_program builds the ExportedProgram with torch 2.13's private torch._export helpers: where they cannot be
+    imported, the traced graph goes to the exporter as before, and the step still matches torch autograd."""
+    import builtins
+
+    programs, real_import = _spied(monkeypatch), builtins.__import__
+
+    def without_private_modules(name, globals=None, *args, **kwargs):  # for torch_export's imports only: torch's
+        # own exporter needs these modules
+        if name.startswith("torch._export") and (globals or {}).get("__name__") == torch_export.__name__:
+            raise ImportError(f"no module named {name!r}")
+        return real_import(name, globals, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_private_modules)
+    torch.manual_seed(0)
+    x, target = torch.randn(2, 2, 5, 5), torch.randn(2, 3, 10, 10)
+    model, feeds, want = export_case(Net().train(), _mse, [x], [target])
+    assert programs == [None]
+    outputs = [o.name for o in model.graph.output]
+    assert_matches(dict(zip(outputs, runtime.run(runtime.session(model), feeds), strict=True)), want, outputs)
