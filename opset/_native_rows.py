@@ -79,6 +79,9 @@ def sources() -> pathlib.Path:
 
 
 if __name__ == "__main__":
+    if not sources().is_dir():
+        raise SystemExit(f"{sources()} is not there: write the rows from a source tree installed with pip install -e "
+                         "(CONTRIBUTING.md)")
     for name, text in tables().items():
         (sources() / name).write_text(text)
         print(f"wrote {sources() / name}")
