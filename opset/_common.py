@@ -186,12 +186,18 @@ ATTRIBUTE_KINDS = {onnx.AttributeProto.FLOAT: "a float", onnx.AttributeProto.INT
                    onnx.AttributeProto.INTS: "a list of ints"}
 
 
+def node_label(node: onnx.NodeProto) -> str:
+    return f"node {node.name!r}" if node.name else "an unnamed node"
+
+
 def check_attribute_types(node: onnx.NodeProto, schema: onnx.defs.OpSchema) -> None:
-    """Each attribute of the node has its schema's type: the reference evaluator would take an int for a float, the
-    kernels see an attribute of the wrong type as absent (and use the default), onnx's checker names no op."""
+    """Each attribute of the node is one of its schema's, of the schema's type: the reference evaluator would take
+    an int for a float, the kernels see an attribute of the wrong type as absent (and use the default), onnx's
+    checker names no op."""
     for attr in node.attribute:
         if attr.name not in schema.attributes:
-            continue  # attach() names unknown attributes
+            raise ResampleGradError(node.op_type, f"{node_label(node)} has unknown attribute {attr.name!r}; "
+                                                  f"expected {', '.join(schema.attributes)}")
         want = schema.attributes[attr.name].type.value
         if attr.type != want:
             have = ATTRIBUTE_KINDS.get(attr.type, onnx.AttributeProto.AttributeType.Name(attr.type).lower())
@@ -207,12 +213,7 @@ class ReferenceOp(OpRun):
 
     def __init__(self, onnx_node: onnx.NodeProto, run_params, schema=None):
         super().__init__(onnx_node, run_params, schema)
-        schema = onnx.defs.get_schema(onnx_node.op_type, DOMAIN)
-        for attr in onnx_node.attribute:
-            if attr.name not in schema.attributes:
-                raise ResampleGradError(onnx_node.op_type, f"unknown attribute '{attr.name}'; expected "
-                                                           f"{', '.join(schema.attributes)}")
-        check_attribute_types(onnx_node, schema)
+        check_attribute_types(onnx_node, onnx.defs.get_schema(onnx_node.op_type, DOMAIN))
 
     def _run(self, *inputs, **attributes):
         """The reference on the node's inputs and the attributes it sets (the others take the reference's defaults);

@@ -555,7 +555,8 @@ def test_unknown_attribute_is_rejected_by_the_reference_evaluator():
     naming it, not a keyword the reference would swallow (a misspelt scale would silently be the default)."""
     model = one_node_model(BI, BI_IN, ("y",), dict(scales_h=2.0))
     feeds = {name: np.ones(shape, np.float32) for name, shape in BI_IN.items()}
-    with pytest.raises(ResampleGradError, match=f"{BI}: unknown attribute 'scales_h'; expected .*align_corners"):
+    with pytest.raises(ResampleGradError,
+                       match=f"{BI}: an unnamed node has unknown attribute 'scales_h'; expected .*align_corners"):
         run_model(model, feeds, "reference")
 
 
