@@ -21,6 +21,7 @@ from onnxscript import opset18 as op
 from onnxscript.values import Opset
 
 from resample_grad import opset
+from resample_grad.constants import INFERENCE_DOMAIN, INFERENCE_FUNCTION, LEARNING_RATE_INPUT, UPDATED
 from resample_grad.constants import INTERPOLATION_MODES as INTERPOLATION  # aten's int codes are the positions
 from resample_grad.constants import PADDING_MODES as PADDING
 
@@ -740,19 +741,29 @@ def _tensors(value, what: str) -> tuple:
     return values
 
 
-def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, input_gradients: bool = False,
-                         **kwargs) -> onnx.ModelProto:
+def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, optimizer=None,
+                         input_gradients: bool = False, **kwargs) -> onnx.ModelProto:
     """One training step of module as an ONNX model (export() of it): loss = loss_fn(module(*inputs), *targets).
 
     Graph inputs: input_0, ..., target_0, ..., then every trainable parameter and every buffer, named as in
-    module.named_parameters() / named_buffers(), so an optimizer feeds the updated values back.
-    Graph outputs: loss, grad_<parameter> for each trainable parameter, grad_input_<k> for each input when
-    input_gradients, and <buffer>_updated for each buffer the step changes (BatchNorm's running statistics).
+    module.named_parameters() / named_buffers(), then (with an optimizer) its state (torch_optim.py: the slots of
+    each parameter, optimizer.step, optimizer.learning_rate).
+    Graph outputs without an optimizer: loss, grad_<parameter> for each trainable parameter, grad_input_<k> for each
+    input when input_gradients, and <buffer>_updated for each buffer the step changes (BatchNorm's running
+    statistics), so an optimizer outside feeds the updated values back.
+    With optimizer (a torch.optim SGD, Adam or AdamW over the module's trainable parameters) the step updates them
+    itself. Outputs: loss, <parameter>_updated, grad_input_<k> when input_gradients, <buffer>_updated, and
+    <state>_updated for each optimizer state but the learning rate. The inputs get the current values (module,
+    optimizer) as initializers, and the eval-mode forward (input_k -> output_k with the parameters and buffers)
+    is kept as the model-local function resample_grad.training::inference, from which resample_grad.training.Trainer
+    writes an inference model with the trained weights. The optimizer's param group and state are read, not changed.
     Frozen parameters (requires_grad False) stay constants of the graph. inputs and targets: a tensor or a tuple.
     verify (a keyword argument, default True): the step is checked against torch autograd's (see export()).
     """
     import torch
     from torch.func import functional_call, grad_and_value
+
+    from . import torch_optim
 
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"export_training_step: module must be a torch.nn.Module, got {type(module).__name__}")
@@ -760,12 +771,15 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
         raise TypeError(f"export_training_step: loss_fn must be callable (output, *targets) -> scalar loss, "
                         f"got {type(loss_fn).__name__}")
     inputs, targets = _tensors(inputs, "inputs"), _tensors(targets, "targets")
-    params = {n: p.detach() for n, p in module.named_parameters() if p.requires_grad}
+    trainable = {n: p for n, p in module.named_parameters() if p.requires_grad}
+    params = {n: p.detach() for n, p in trainable.items()}
     if not params:
         raise ValueError(f"export_training_step: module {type(module).__name__} has no trainable parameters "
                          "(none with requires_grad); expected at least one to differentiate")
     buffers = {n: b.detach() for n, b in module.named_buffers()}
-    pnames, bnames = list(params), list(buffers)
+    plan = None if optimizer is None else torch_optim.optimizer_plan(optimizer, trainable)
+    state = {} if plan is None else plan.initial_state(params)
+    pnames, bnames, snames = list(params), list(buffers), list(state)
 
     def loss_of(params, xs, buffers, ts):
         loss = loss_fn(functional_call(module, (params, buffers), tuple(xs)), *ts)
@@ -778,22 +792,68 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, inpu
     def step(*flat, updated=None):
         xs, rest = flat[:len(inputs)], flat[len(inputs):]
         ts, rest = rest[:len(targets)], rest[len(targets):]
-        p, b = dict(zip(pnames, rest[:len(pnames)], strict=False)), dict(zip(bnames, rest[len(pnames):], strict=False))
+        p, rest = dict(zip(pnames, rest[:len(pnames)], strict=True)), rest[len(pnames):]
+        b, s = dict(zip(bnames, rest[:len(bnames)], strict=True)), dict(zip(snames, rest[len(bnames):], strict=True))
         grads, loss = grad_and_value(loss_of, argnums=(0, 1) if input_gradients else 0)(p, xs, b, ts)
         grads, grad_xs = grads if input_gradients else (grads, ())
-        return (loss, *(grads[n] for n in pnames), *grad_xs, *(b[n] for n in (updated or ())))
+        kept = tuple(b[n] for n in (updated or ()))
+        if plan is None:
+            return (loss, *(grads[n] for n in pnames), *grad_xs, *kept)
+        new_params, new_state = plan.update(p, grads, s)
+        return (loss, *(new_params[n] for n in pnames), *grad_xs, *kept, *new_state.values())
 
     # one eager step on copies: checks loss_fn, and finds the buffers the step updates in place (by value: batch
     # norm's kernel writes its running statistics without bumping their version counters)
     copies = [b.clone() for b in buffers.values()]
-    _under(_refusing, step)(*inputs, *targets, *params.values(), *copies)
+    _under(_refusing, step)(*inputs, *targets, *params.values(), *copies, *state.values())
     updated = [n for n, before, after in zip(bnames, buffers.values(), copies, strict=True)
                if not torch.equal(before, after)]
 
+    grad_inputs = [f"grad_input_{k}" for k in range(len(inputs) if input_gradients else 0)]
+    changed = [f"{n}{UPDATED}" for n in pnames] if plan else [f"grad_{n}" for n in pnames]
     names = dict(input_names=[*(f"input_{k}" for k in range(len(inputs))),
-                              *(f"target_{k}" for k in range(len(targets))), *pnames, *bnames],
-                 output_names=["loss", *(f"grad_{n}" for n in pnames),
-                               *(f"grad_input_{k}" for k in range(len(inputs) if input_gradients else 0)),
-                               *(f"{n}_updated" for n in updated)])
-    return export(functools.partial(step, updated=updated), [*inputs, *targets, *params.values(), *buffers.values()],
-                  path, **names, **kwargs)
+                              *(f"target_{k}" for k in range(len(targets))), *pnames, *bnames, *snames],
+                 output_names=["loss", *changed, *grad_inputs, *(f"{n}{UPDATED}" for n in updated),
+                               *(f"{n}{UPDATED}" for n in snames if n != LEARNING_RATE_INPUT)])
+    values = [*params.values(), *buffers.values(), *state.values()]
+    model = export(functools.partial(step, updated=updated), [*inputs, *targets, *values], None, **names, **kwargs)
+    if plan is not None:
+        model.graph.initializer.extend(onnx.numpy_helper.from_array(_numpy(v), n)
+                                       for n, v in zip([*pnames, *bnames, *snames], values, strict=True))
+        _keep_inference(model, module, inputs, params, buffers, kwargs.get("verify", True))
+    if path is not None:
+        onnx.save(model, str(path))
+    return model
+
+
+def _keep_inference(model: onnx.ModelProto, module, inputs, params: dict, buffers: dict, verify: bool) -> None:
+    """Adds to model the eval-mode forward of module as the function INFERENCE_DOMAIN::INFERENCE_FUNCTION: inputs
+    input_k, the parameters and the buffers by name; outputs output_k; the forward's constants as Constant nodes."""
+    import copy
+
+    import torch
+    from torch.func import functional_call
+
+    evaluated = copy.deepcopy(module).eval()
+    pnames, bnames = list(params), list(buffers)
+
+    def forward(*flat):
+        xs, rest = flat[:len(inputs)], flat[len(inputs):]
+        state = (dict(zip(pnames, rest[:len(pnames)], strict=True)), dict(zip(bnames, rest[len(pnames):], strict=True)))
+        return functional_call(evaluated, state, tuple(xs))
+
+    args = [*inputs, *params.values(), *buffers.values()]
+    with torch.no_grad():
+        count = len([t for t in torch.utils._pytree.tree_leaves(forward(*args)) if isinstance(t, torch.Tensor)])
+    names = [*(f"input_{k}" for k in range(len(inputs))), *pnames, *bnames]
+    inference = export(forward, args, None, verify=verify, input_names=names,
+                       output_names=[f"output_{k}" for k in range(count)])
+    graph = inference.graph
+    constants = [onnx.helper.make_node("Constant", [], [t.name], value=t) for t in graph.initializer
+                 if t.name not in names]
+    function = onnx.helper.make_function(INFERENCE_DOMAIN, INFERENCE_FUNCTION, [i.name for i in graph.input],
+                                         [o.name for o in graph.output], [*constants, *graph.node],
+                                         list(inference.opset_import))
+    have = {(f.domain, f.name, f.overload) for f in model.functions}
+    model.functions.extend(f for f in inference.functions if (f.domain, f.name, f.overload) not in have)
+    model.functions.append(function)

@@ -1,5 +1,14 @@
-"""On-device training with onnxruntime-training's API (Module, Optimizer) for models with GridSample,
-AffineGrid and Resize.
+"""Training with onnxruntime, two ways.
+
+Trainer (trainer.py), on plain onnxruntime (any build, every Python the package supports): runs a step model that
+holds its optimizer's update (converters.export_training_step(..., optimizer=...)) step after step, the state kept
+in onnxruntime; checkpoints in safetensors; the trained forward as an inference model. It needs no
+onnxruntime-training (docs/training.md):
+
+    trainer = training.Trainer("step.onnx"); loss = trainer.step(x, target); trainer.save("ckpt.safetensors")
+
+onnxruntime-training's API (Module, Optimizer; 1.19.2, its last release, Python <= 3.11) for models with
+GridSample, AffineGrid and Resize:
 
     from resample_grad import training
     from resample_grad.training import artifacts, api    # onnxruntime.training's, imported without torch
@@ -35,9 +44,10 @@ from resample_grad.constants import DEFAULT_DOMAINS, MICROSOFT_DOMAIN
 
 from . import _gradients, _ort
 from ._ort import INSTALL_HINT, TrainingUnavailable
+from .trainer import Trainer
 
-__all__ = ["generate_artifacts", "session_options", "available", "TrainingUnavailable", "INSTALL_HINT", "artifacts",
-           "api"]
+__all__ = ["Trainer", "generate_artifacts", "session_options", "available", "TrainingUnavailable", "INSTALL_HINT",
+           "artifacts", "api"]
 
 _ARTIFACTS = ("training", "eval", "optimizer")
 

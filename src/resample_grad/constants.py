@@ -46,3 +46,15 @@ COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", 
                     "tf_half_pixel_for_nn", "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 ASPECT_RATIO_POLICIES = ("stretch", "not_larger", "not_smaller")
+
+# --------------------------------------------------------------------------- training step models
+
+# export_training_step(..., optimizer=...) writes, resample_grad.training.Trainer reads: a step input X that the step
+# changes (a parameter, a buffer, an optimizer state) has the output X + UPDATED; the optimizer's inputs start with
+# OPTIMIZER_PREFIX; the eval-mode forward travels in the model as the function INFERENCE_FUNCTION of INFERENCE_DOMAIN
+UPDATED = "_updated"
+OPTIMIZER_PREFIX = "optimizer."
+STEP_INPUT = OPTIMIZER_PREFIX + "step"
+LEARNING_RATE_INPUT = OPTIMIZER_PREFIX + "learning_rate"
+INFERENCE_DOMAIN = DOMAIN + ".training"
+INFERENCE_FUNCTION = "inference"
