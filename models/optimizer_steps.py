@@ -23,6 +23,7 @@ import numpy as np
 FOLDER = pathlib.Path(__file__).parent
 STEPS = 20  # the demo's steps; TORCH_LOSSES holds torch.optim's loss at each
 TORCH_LOSSES = "resample_grad.torch_losses"  # metadata key: a JSON list of STEPS losses
+OPTIMIZER = "resample_grad.optimizer"  # metadata key: the optimizer, as its class and hyperparameters
 
 
 def path(name: str) -> pathlib.Path:
@@ -140,7 +141,10 @@ def export(name: str, out=None):
         del node.metadata_props[:]
     model.doc_string = (f"The {name} training step with its {type(optimizer).__name__} update "
                         "(models/optimizer_steps.py); resample_grad.training.Trainer trains it.")
-    onnx.helper.set_model_props(model, {TORCH_LOSSES: json.dumps(torch_losses(name))})
+    group = optimizer.param_groups[0]
+    settings = ", ".join(f"{k}={group[k]}" for k in ("lr", "momentum", "weight_decay") if group.get(k))
+    onnx.helper.set_model_props(model, {TORCH_LOSSES: json.dumps(torch_losses(name)),
+                                        OPTIMIZER: f"{type(optimizer).__name__}({settings})"})
     onnx.save(model, str(out or path(name)))
     return model
 

@@ -20,6 +20,7 @@ import os
 import pathlib
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -144,17 +145,73 @@ def cmd_demo(args) -> int:
 
 
 TRAINING_STEPS = 20
+FOLLOW_TOLERANCE = 1e-3  # largest |onnxruntime's loss - torch's| / torch's first loss the demo accepts
+
+
+def _table(rows: list[list[str]]) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for i, row in enumerate(rows):
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        if i == 0:
+            print("  ".join("-" * width for width in widths))
 
 
 def _training_demo(workdir: pathlib.Path, threads: int) -> bool:
-    """A U-Net and a spatial transformer (models/training.py) trained for TRAINING_STEPS steps with onnxruntime's
-    training API when onnxruntime-training is installed (else one line saying how to get it); False when a loss
-    does not go down."""
-    from resample_grad import training
-    if not training.available():
-        print("\non-device training (a U-Net and a spatial transformer with onnxruntime's training API): needs "
-              f"onnxruntime-training, not installed here; {training.INSTALL_HINT}")
-        return True
+    """The stored step models of models/optimizer_steps.py trained on plain onnxruntime (training.Trainer) beside
+    torch.optim's loss curve (live where torch is installed, else the one recorded in the model), their curves in
+    workdir/training/losses.csv; then, where onnxruntime-training is installed, its API on models/training.py's
+    models. False unless each loss follows torch's and halves."""
+    import onnx
+
+    from resample_grad import runtime, training
+    from resample_grad.models import optimizer_steps as steps
+    try:
+        import torch  # noqa: F401
+        source = "torch.optim, live"
+    except ImportError:
+        source = "torch.optim, recorded with the model"
+    rows, ok, curves = [["model", "optimizer", "steps", "first loss", "last loss", "torch last", "max |ort - torch|",
+                         "ms/step"]], True, {}
+    for name in steps.TASKS:
+        progress(f"training {name} on onnxruntime ({TRAINING_STEPS} steps)")
+        model = onnx.load(str(steps.path(name)))
+        trainer, (x, target) = training.Trainer(model, threads=threads), steps.batch(name)
+        start = time.perf_counter()
+        ours = [trainer.step(x, target) for _ in range(TRAINING_STEPS)]
+        ms = (time.perf_counter() - start) * 1e3 / TRAINING_STEPS
+        want = steps.torch_losses(name, TRAINING_STEPS) if source.endswith("live") else steps.recorded_losses(model)
+        follows = max(abs(a - b) for a, b in zip(ours, want, strict=True)) / want[0]
+        halves = ours[-1] <= 0.5 * ours[0]
+        ok = ok and follows <= FOLLOW_TOLERANCE and halves
+        curves[name] = (ours, want)
+        optimizer = next(p.value for p in model.metadata_props if p.key == steps.OPTIMIZER)
+        rows.append([name, optimizer, str(TRAINING_STEPS), f"{ours[0]:.4f}", f"{ours[-1]:.4f}"
+                     + ("" if halves else " FAIL (not halved)"), f"{want[-1]:.4f}",
+                     f"{follows:.1e}" + ("" if follows <= FOLLOW_TOLERANCE else " FAIL"), f"{ms:.1f}"])
+    out = workdir / "training"
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "losses.csv", "w") as file:
+        file.write("step," + ",".join(f"{n} onnxruntime,{n} torch" for n in curves) + "\n")
+        for k in range(TRAINING_STEPS):
+            file.write(f"{k + 1}," + ",".join(f"{a[k]:.6g},{b[k]:.6g}" for a, b in curves.values()) + "\n")
+    version = runtime.require_onnxruntime().__version__
+    print(f"\ntraining on plain onnxruntime {version} (resample_grad.training.Trainer, the optimizer inside each "
+          f"stored step; torch's curve: {source}; max |ort - torch|: over the steps, / torch's first loss, at most "
+          f"{FOLLOW_TOLERANCE:g}; both curves in {out}/losses.csv)\n")
+    _table(rows)
+    for name, (ours, want) in curves.items():
+        marks = sorted({0, *range(4, TRAINING_STEPS, 5), TRAINING_STEPS - 1})
+        print(f"  {name:20} onnxruntime " + " ".join(f"{ours[k]:.4f}" for k in marks)
+              + f"  (steps {', '.join(str(k + 1) for k in marks)})")
+        print(f"  {'':20} torch       " + " ".join(f"{want[k]:.4f}" for k in marks))
+    if training.available():
+        ok = _onnxruntime_training_demo(workdir, threads) and ok
+    return ok
+
+
+def _onnxruntime_training_demo(workdir: pathlib.Path, threads: int) -> bool:
+    """A U-Net and a spatial transformer (models/training.py) trained for TRAINING_STEPS steps with
+    onnxruntime-training's API (where it is installed); False when a loss does not halve."""
     import onnxruntime
 
     from resample_grad.models import training as examples
@@ -172,12 +229,7 @@ def _training_demo(workdir: pathlib.Path, threads: int) -> bool:
     print(f"\non-device training with onnxruntime-training {onnxruntime.__version__} on the CPU "
           "(SGD on one batch, MSE; "
           f"artifacts in {workdir}/training/; ms: one step, forward + backward + SGD)\n")
-    table = [["model", "forward ops", "steps", "first loss", "last loss", "ms/step"]] + rows
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    for i, row in enumerate(table):
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-        if i == 0:
-            print("  ".join("-" * width for width in widths))
+    _table([["model", "forward ops", "steps", "first loss", "last loss", "ms/step"]] + rows)
     return ok
 
 
