@@ -81,7 +81,7 @@ class Trainer:
         if kernels:
             try:
                 self._session = runtime.session(data, threads=threads)
-            except (OSError, RuntimeError, FileNotFoundError):  # no native library here: the portable functions
+            except FileNotFoundError:  # no native library here (a source tree without the build): the functions
                 self._session = None
         if self._session is None:
             options = self._ort.SessionOptions()
