@@ -6,7 +6,7 @@ InferenceSession, the parameters and the optimizer state kept in onnxruntime bet
     trainer.learning_rate = 1e-3                    # a schedule: the learning rate is an input of the step
     trainer.parameters()                            # {name: numpy array}: the parameters and buffers
     trainer.save("checkpoint.safetensors")          # every state tensor, in the safetensors format
-    trainer = Trainer.load("checkpoint.safetensors", "step.onnx")
+    trainer = Trainer.load("checkpoint.safetensors")   # (the step model named in it, or given as the second argument)
     trainer.export_inference_model("model.onnx")    # the eval-mode forward with the trained weights
 
 Needs onnxruntime (any build: plain onnxruntime, not onnxruntime-training) and onnx; not torch. The step model's
@@ -35,6 +35,7 @@ from resample_grad.constants import (
 from . import _safetensors
 
 CHECKPOINT_FORMAT = {"format": "resample_grad.training.Trainer"}  # the checkpoint's safetensors metadata
+STEP_MODEL_KEY = "step_model"  # checkpoint metadata: the step model's file, when the Trainer was made from one
 
 
 def _load_model(step_model) -> onnx.ModelProto:
@@ -71,6 +72,8 @@ class Trainer:
         self.extra_outputs = [o for o in outputs if o != "loss" and not (o.endswith(UPDATED) and
                                                                           o[:-len(UPDATED)] in starts)]
         self._inputs, self._model = inputs, model
+        self._source = (os.path.abspath(os.fspath(step_model)) if isinstance(step_model, (str, os.PathLike))
+                        else None)
         session_model = onnx.ModelProto()
         session_model.CopyFrom(model)
         kept = [t for t in session_model.graph.initializer if t.name not in starts]  # state: fed, not constants
@@ -157,14 +160,22 @@ class Trainer:
         return {name: value for name, value in self.state().items() if not name.startswith(OPTIMIZER_PREFIX)}
 
     def save(self, path) -> None:
-        """The state (as state()) in the safetensors format at path."""
-        _safetensors.save(path, self.state(), CHECKPOINT_FORMAT)
+        """The state (as state()) in the safetensors format at path; its metadata names the step model's file when
+        the Trainer was made from one (STEP_MODEL_KEY)."""
+        source = {STEP_MODEL_KEY: self._source} if self._source else {}
+        _safetensors.save(path, self.state(), {**CHECKPOINT_FORMAT, **source})
 
     @classmethod
-    def load(cls, path, step_model, **kwargs) -> Trainer:
-        """A Trainer of step_model with the state that save() wrote to path; kwargs as Trainer's."""
+    def load(cls, path, step_model=None, **kwargs) -> Trainer:
+        """A Trainer of step_model (default: the file the checkpoint names) with the state that save() wrote to
+        path; kwargs as Trainer's."""
+        tensors, metadata = _safetensors.load(path)
+        if step_model is None:
+            step_model = metadata.get(STEP_MODEL_KEY)
+            if step_model is None:
+                raise ValueError(f"Trainer.load: checkpoint {os.fspath(path)!r} names no step model file (its Trainer "
+                                 "was made from a ModelProto): pass step_model")
         trainer = cls(step_model, **kwargs)
-        tensors, _ = _safetensors.load(path)
         missing, extra = sorted(set(trainer._state) - set(tensors)), sorted(set(tensors) - set(trainer._state))
         if missing or extra:
             raise ValueError(f"Trainer.load: checkpoint {os.fspath(path)!r} does not fit the step model: "

@@ -75,12 +75,12 @@ def test_state_stays_in_onnxruntime_between_steps():
 def test_checkpoint_round_trip_is_bit_for_bit(tmp_path):
     """save, load, and the loaded trainer continues exactly as the saved one does: the same bits."""
     x, target = optimizer_steps.batch("registration3d")
-    trainer = Trainer(stored("registration3d"))
+    trainer = Trainer(optimizer_steps.path("registration3d"))
     for _ in range(3):
         trainer.step(x, target)
     trainer.learning_rate = 4e-3
     trainer.save(tmp_path / "checkpoint.safetensors")
-    loaded = Trainer.load(tmp_path / "checkpoint.safetensors", optimizer_steps.path("registration3d"))
+    loaded = Trainer.load(tmp_path / "checkpoint.safetensors")  # (the step model it names)
     before, after = trainer.state(), loaded.state()
     assert list(before) == list(after) and loaded.steps == 3 and loaded.learning_rate == np.float32(4e-3)
     for name in before:
@@ -161,6 +161,8 @@ def test_malformed_checkpoint_is_named(data, message, tmp_path):
 
 def test_checkpoint_of_another_model_is_named(tmp_path):
     Trainer(stored("spatial_transformer")).save(tmp_path / "other.safetensors")
+    with pytest.raises(ValueError, match="names no step model file .* pass step_model"):
+        Trainer.load(tmp_path / "other.safetensors")
     with pytest.raises(ValueError, match=r"does not fit the step model: it lacks \['dec1.0.weight', "):
         Trainer.load(tmp_path / "other.safetensors", stored("unet"))
 
