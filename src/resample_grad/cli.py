@@ -194,10 +194,11 @@ def _training_demo(workdir: pathlib.Path, threads: int) -> bool:
         file.write("step," + ",".join(f"{n} onnxruntime,{n} torch" for n in curves) + "\n")
         for k in range(TRAINING_STEPS):
             file.write(f"{k + 1}," + ",".join(f"{a[k]:.6g},{b[k]:.6g}" for a, b in curves.values()) + "\n")
+    _plot_losses(curves, out / "losses.svg")
     version = runtime.require_onnxruntime().__version__
     print(f"\ntraining on plain onnxruntime {version} (resample_grad.training.Trainer, the optimizer inside each "
           f"stored step; torch's curve: {source}; max |ort - torch|: over the steps, / torch's first loss, at most "
-          f"{FOLLOW_TOLERANCE:g}; both curves in {out}/losses.csv)\n")
+          f"{FOLLOW_TOLERANCE:g}; both curves in {out}/losses.csv, plotted in losses.svg)\n")
     _table(rows)
     for name, (ours, want) in curves.items():
         marks = sorted({0, *range(4, TRAINING_STEPS, 5), TRAINING_STEPS - 1})
@@ -207,6 +208,25 @@ def _training_demo(workdir: pathlib.Path, threads: int) -> bool:
     if training.available():
         ok = _onnxruntime_training_demo(workdir, threads) and ok
     return ok
+
+
+def _plot_losses(curves: dict, path: pathlib.Path) -> None:
+    """An SVG file, one panel per model: the loss per step on a log scale, onnxruntime's solid, torch's dashed."""
+    width, height, pad = 300, 200, 30
+    parts = []
+    for index, (name, (ours, want)) in enumerate(curves.items()):
+        logs = np.log10(np.maximum([ours, want], 1e-30))
+        low, span = float(logs.min()), max(float(logs.max() - logs.min()), 1e-12)
+        xs = index * width + pad + np.arange(logs.shape[1]) * (width - 2 * pad) / max(logs.shape[1] - 1, 1)
+        ys = pad + (1 - (logs - low) / span) * (height - 2 * pad)
+        parts.append(f'<text x="{index * width + pad}" y="18" font-size="13">{name}: loss per step (log)</text>')
+        for row, style in zip(ys, ('stroke="#1f77b4"', 'stroke="#d62728" stroke-dasharray="5,4"'), strict=True):
+            points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, row, strict=True))
+            parts.append(f'<polyline fill="none" stroke-width="2" {style} points="{points}"/>')
+    parts.append(f'<text x="{pad}" y="{height - 6}" font-size="12">solid: onnxruntime (Trainer); dashed: torch.optim'
+                 '</text>')
+    path.write_text(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(curves)}" height="{height}">'
+                    + "".join(parts) + "</svg>\n")
 
 
 def _onnxruntime_training_demo(workdir: pathlib.Path, threads: int) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import xml.dom.minidom
 
 import numpy as np
 
@@ -22,6 +23,8 @@ def test_training_demo_follows_torch_live(tmp_path, capsys):
     assert len(table) == cli.TRAINING_STEPS
     first, last = table[0], table[-1]
     assert last["unet_onnxruntime"] < 0.5 * first["unet_onnxruntime"]
+    plot = xml.dom.minidom.parse(str(tmp_path / "training" / "losses.svg"))  # two curves per model
+    assert len(plot.getElementsByTagName("polyline")) == 2 * len(optimizer_steps.TASKS)
 
 
 def test_training_demo_without_torch_uses_the_recorded_curve(tmp_path):
