@@ -85,7 +85,7 @@ class Trainer:
             try:
                 self._session = runtime.session(data, threads=threads)
             except FileNotFoundError:  # no native library here (a source tree without the build): the functions
-                self._session = None
+                pass
         if self._session is None:
             options = self._ort.SessionOptions()
             if threads:
@@ -107,11 +107,9 @@ class Trainer:
             raise TypeError(f"Trainer.step: expected {len(self.batch_names)} arrays ({', '.join(self.batch_names)}), "
                             f"got {len(batch)}")
         binding = self._session.io_binding()
-        arrays = []
-        for name, value in zip(self.batch_names, batch, strict=True):
-            array = np.ascontiguousarray(value)
+        arrays = [np.ascontiguousarray(value) for value in batch]  # (alive until the run: bound, not copied)
+        for name, array in zip(self.batch_names, arrays, strict=True):
             self._check(name, array)
-            arrays.append(array)
             binding.bind_cpu_input(name, array)
         for name, value in self._state.items():
             binding.bind_ortvalue_input(name, value)
