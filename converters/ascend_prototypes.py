@@ -167,9 +167,10 @@ PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("ResizeNearestNeighborV2Grad", ("grads", "size"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False),
           _opt("scales", LIST_FLOAT, (0.0, 0.0))),
-         {"Ascend 950": HALF_AND_FLOAT, "Atlas A2": WITH_DOUBLE, "Atlas A3": WITH_DOUBLE},
+         {"Ascend 950": HALF_AND_FLOAT, "Atlas A2": ("float32", "float64"), "Atlas A3": ("float32", "float64")},
          formats={"grads": "NCHW", "y": "NCHW"},
-         source="REG_OP; README products; 950 def fp16/fp32/bf16, closed-source kernel elsewhere (AI CPU double)"),
+         source="REG_OP; README products; 950 def fp16/fp32/bf16; A2/A3 the TBE kernel: float32 grads, no scales "
+                "(canndev tbe/impl/dynamic/resize_nearest_neighbor_v2_grad.py:59, :930), AI CPU double"),
     GeOp("ResizeBicubicV2Grad", ("grads", "original_image"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
          {"Ascend 950": HALF_AND_FLOAT}, formats=_NCHW_V2, source="REG_OP; def ascend950 only"),
@@ -179,9 +180,11 @@ PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("ResizeBilinearV2Grad", ("grads", "original_image"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False),
           _opt("scales", LIST_FLOAT, (0.0, 0.0))),
-         {family: HALF_AND_FLOAT for family in
-          ("Ascend 950", "Atlas A3", "Atlas A2", "Atlas inference series", "Atlas training series")},
-         formats=_NCHW_V2, source="REG_OP; seed 004"),
+         {"Ascend 950": HALF_AND_FLOAT,
+          **{family: ("float32",) for family in ("Atlas A3", "Atlas A2", "Atlas inference series",
+                                                 "Atlas training series")}},
+         formats=_NCHW_V2, source="REG_OP; seed 004; outside Ascend 950 the TBE kernel: float32 only, no scales "
+                                  "(canndev tbe/impl/dynamic/resize_bilinear_v2_grad.py:70-71, :1213)"),
     GeOp("ResizeGradD", ("grads",), ("y",),
          (_req("original_size", LIST_INT), _opt("roi", LIST_INT, ()), _opt("scales", LIST_FLOAT, ()),
           _opt("coordinate_transformation_mode", STRING, "half_pixel"), _opt("cubic_coeff_a", FLOAT, -0.75),
