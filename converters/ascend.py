@@ -263,6 +263,8 @@ def _tbe_nearest_kernel(size_in: int, size_out: int, corners: bool, half_pixel: 
     """TBE ResizeNearestNeighborV2Grad: index floor((o [+ 0.5]) * s), rounded instead with align_corners
     (resize_nearest_neighbor_v2_grad.py:137-169, vconv f322s32r); no clamp. Both tie rules are returned (the
     rounding mode of f322s32r is not in the source): a node converts only where they agree."""
+    if corners and size_in > 1 and size_out == 1:  # (size - 1) / (grads - 1): a division by 0 (:201-207)
+        return [np.full((size_out, size_in), np.nan)]
     s = _tbe_scale(size_in, size_out, corners)
     o = np.arange(size_out, dtype=np.float32)
     product = (o + np.float32(0.5)) * s if half_pixel else o * s
@@ -589,29 +591,35 @@ def _target_reference(target: str, dy: np.ndarray, x_shape, attrs: dict) -> np.n
 
 
 def _probe_axis(resize_attrs: dict, target: str, fixed: dict, axis: int, size_in: int, size_out: int,
-                scale: float | None, dtype) -> float:
-    """Largest difference between the two ops' tap weights along one axis (the other resized axis kept at 1):
-    both references run on the one-hot gradients of every output position, so each result row is the
-    row of one tap matrix. The coordinates are float32 in ResizeGrad (onnxruntime divides by the scale)
-    and in aten (it multiplies by the inverse), so equal functions still differ by float32 rounding of
-    a coordinate, which grows with its magnitude: AGREEMENT is per unit of input length."""
+                scale: float | None, dtype, alone: bool) -> float:
+    """Largest difference between the two ops' tap weights along one axis: both references run on the one-hot
+    gradients of every output position, so each result row is the row of one tap matrix. The other spatial axis is
+    1 -> 1 where the node resizes nothing else (`alone`), else 1 -> 2 (gradients summed, halved): ResizeGrad, as
+    onnxruntime's Resize, copies a tensor whose every axis keeps its size, whatever the scales, but resizes an axis
+    that keeps its size by its scale when another axis is resized. The coordinates are float32 in ResizeGrad
+    (onnxruntime divides by the scale) and in aten (it multiplies by the inverse), so equal functions still differ by
+    float32 rounding of a coordinate, which grows with its magnitude: AGREEMENT is per unit of input length."""
     from resample_grad.opset.resize_grad import resize_grad
+    other, wide = 5 - axis, 1 if alone else 2
     x_shape = [size_out, 1, 1, 1]
     x_shape[axis] = size_in
     dy_shape = [size_out, 1, 1, 1]
-    dy_shape[axis] = size_out
+    dy_shape[axis], dy_shape[other] = size_out, wide
     dy = np.zeros(dy_shape, dtype)
-    index = [np.arange(size_out), 0, 0, 0]
+    index = [np.arange(size_out), 0, slice(None), slice(None)]
     index[axis] = np.arange(size_out)
     dy[tuple(index)] = 1
-    scales = None if scale is None else np.array([1.0, 1.0] + ([scale, 1.0] if axis == 2 else [1.0, scale]), np.float32)
+    step = [1.0, 1.0, 1.0, 1.0]
+    step[axis], step[other] = scale or 0.0, float(wide)
+    scales = None if scale is None else np.array(step, np.float32)
     sizes = None if scale is not None else np.array(dy_shape, np.int64)
     ours = resize_grad(dy, np.zeros(x_shape, dtype), None, scales, sizes,
                        **{k: v for k, v in resize_attrs.items() if k not in ("axes", "keep_aspect_ratio_policy")})
     forward = [0.0, 0.0]
     forward[axis - 2] = scale or 0.0
+    forward[other - 2] = float(wide) if scale is not None else 0.0
     theirs = _target_reference(target, dy, x_shape, _target_attrs(target, fixed, x_shape, dy_shape, forward))
-    return float(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max())
+    return float(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max()) / wide
 
 
 def _matches(row: protos.ResizeMapping, a) -> bool:
@@ -680,7 +688,8 @@ def resize_grad_targets(node, ctx: _Context) -> tuple[list[tuple[onnx.NodeProto,
             rejected.append(f"{row.name}: an output of length 1 reads coordinate 0 in ResizeGrad")
             continue
         for target, fixed in row.targets:
-            worst = [_probe_axis(values, target, fixed, axis, p.input_size, p.output_size, s, dtype)
+            alone = [p.input_size for p in plan[2:]] == [p.output_size for p in plan[2:]]
+            worst = [_probe_axis(values, target, fixed, axis, p.input_size, p.output_size, s, dtype, alone)
                      for axis, p, s in zip((2, 3), plan[2:], scales, strict=True)]
             limits = [AGREEMENT * max(1, p.input_size) for p in plan[2:]]
             detail = f"{row.name} -> {target}{_fixed(fixed)}: references differ by " + ", ".join(
