@@ -263,7 +263,7 @@ def _tbe_nearest_kernel(size_in: int, size_out: int, corners: bool, half_pixel: 
     """TBE ResizeNearestNeighborV2Grad: index floor((o [+ 0.5]) * s), rounded instead with align_corners
     (resize_nearest_neighbor_v2_grad.py:137-169, vconv f322s32r); no clamp. Both tie rules are returned (the
     rounding mode of f322s32r is not in the source): a node converts only where they agree."""
-    if corners and size_in > 1 and size_out == 1:  # (size - 1) / (grads - 1): a division by 0 (:201-207)
+    if corners and size_in > 1 and size_out == 1:  # (size - 1) / (grads - 1): a division by 0 (:203-214)
         return [np.full((size_out, size_in), np.nan)]
     s = _tbe_scale(size_in, size_out, corners)
     o = np.arange(size_out, dtype=np.float32)

@@ -288,7 +288,7 @@ def tbe_resize_nearest_neighbor_v2(dy: np.ndarray, size, attrs: dict, ties_even:
         image, grads = int(size[k]), dy.shape[axis]
         top, bottom = (image - 1, grads - 1) if corners and image > 1 else (image, grads)
         if bottom == 0:
-            raise Undefined(f"the kernel divides by grads - 1 = 0 (:201-207): image {image}, grads {grads}")
+            raise Undefined(f"the kernel divides by grads - 1 = 0 (:203-214): image {image}, grads {grads}")
         s, w = F32(F32(top) / F32(bottom)), np.zeros((image, grads))
         for i in range(grads):
             product = F32(F32(F32(i) + F32(0.5)) * s) if half else F32(F32(i) * s)
