@@ -255,8 +255,8 @@ def _tbe_bilinear_kernel(size_in: int, size_out: int, corners: bool, half_pixel:
     max(s * (o + 0.5) - 0.5, 0) (:428-436), floor, the right tap only below the last input (:447-464)."""
     s = _tbe_scale(size_in, size_out, corners) if size_out > 1 else np.float32(0)
     o = np.arange(size_out, dtype=np.float32)
-    source = s * (o + np.float32(0.5)) - np.float32(0.5) if half_pixel else s * o
-    return _linear_rows(size_in, np.maximum(source, np.float32(0)) if half_pixel else source)
+    source = np.maximum(s * (o + np.float32(0.5)) - np.float32(0.5), np.float32(0)) if half_pixel else s * o
+    return _linear_rows(size_in, source)
 
 
 def _tbe_nearest_kernel(size_in: int, size_out: int, corners: bool, half_pixel: bool) -> list[np.ndarray]:
@@ -482,11 +482,12 @@ def _scales_3d(size_in: int, size_out: int, forward: float) -> list[float]:
     return [float(s) for s in tried if int(np.floor(np.float32(size_in) * s)) == size_out]
 
 
-def _axis_key(ge_type: str, axis: int):
-    """Where a GE op keeps one axis' scale: (attribute, index in its list or None)."""
+def _put_axis(ge_type: str, ge_attrs: dict, axis: int, value: float) -> None:
+    """Set one axis' scale where the GE op keeps it: the 3-D ops' scales list, else scales_h / scales_w."""
     if ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
-        return "scales", axis
-    return ("scales_h", "scales_w")[axis], None
+        ge_attrs["scales"][axis] = float(value)
+    else:
+        ge_attrs[("scales_h", "scales_w")[axis]] = float(value)
 
 
 def _choose_axis_values(ge_type: str, ge_attrs: dict, axes, candidates) -> None:
@@ -494,20 +495,13 @@ def _choose_axis_values(ge_type: str, ge_attrs: dict, axes, candidates) -> None:
     the given scale where the kernel follows it as the op does, else the alternative (0: the size ratio, or a
     step of 1 for an axis the op copies). Left at the first candidate where none agrees (_check_plan says where)."""
     for (axis, size_in, size_out, op_matrix), values in zip(axes, candidates, strict=True):
-        name, index = _axis_key(ge_type, axis)
         for value in values:
-            if index is None:
-                ge_attrs[name] = float(value)
-            else:
-                ge_attrs[name][index] = float(value)
+            _put_axis(ge_type, ge_attrs, axis, value)
             if _kernel_agrees(ge_type, None, ge_attrs, axis, len(axes), size_in, size_out, op_matrix)[0]:
                 break
         else:
             if values:
-                if index is None:
-                    ge_attrs[name] = float(values[0])
-                else:
-                    ge_attrs[name][index] = float(values[0])
+                _put_axis(ge_type, ge_attrs, axis, values[0])
 
 
 def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
