@@ -281,10 +281,37 @@ def _tbe_nearest_kernel(size_in: int, size_out: int, corners: bool, half_pixel: 
     return out
 
 
+def _nearest_v2_950_kernel(size_in: int, size_out: int, forward: float, corners: bool, half_pixel: bool,
+                           all_equal: bool) -> np.ndarray:
+    """ResizeNearestNeighborV2Grad on Ascend 950 (ops-cv arch35): equal sizes on both axes copy
+    (resize_nearest_neighbor_v2_grad_tiling_base.cpp:443-446). align_corners: min(roundf(o * s), in - 1) with
+    s = (in-1)/(out-1), 0 for one output (tiling_base.cpp:371-372; simt.h:96-106). Otherwise the deterministic
+    kernel always (tiling_base.cpp:438): s = 1 / scale, else in/out (:378-388), inv = 1 / s (:390-393), and input y
+    takes the outputs [min(ceil(y * inv [- 0.5]), out), min(ceil((y + 1) * inv [- 0.5]), out))
+    (simt_determine.h:79-88, 105-108)."""
+    if all_equal:
+        return _identity(size_in, size_out)
+    m = np.zeros((size_out, size_in))
+    if corners:
+        s = np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+        product = np.arange(size_out, dtype=np.float32) * s
+        index = np.floor(product) + (product - np.floor(product) >= np.float32(0.5))  # roundf: half away from 0
+        m[np.arange(size_out), np.minimum(index.astype(np.int64), size_in - 1)] = 1
+        return m
+    s = np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
+    inv = np.float32(1) / s
+    edges = np.arange(size_in + 1, dtype=np.float32) * inv - np.float32(0.5 if half_pixel else 0)
+    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
+    for y in range(size_in):
+        m[max(edges[y], 0):max(edges[y + 1], 0), y] = 1
+    return m
+
+
 def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, spatial: int, size_in: int,
-                     size_out: int) -> list[np.ndarray] | None:
+                     size_out: int, all_equal: bool = False) -> list[np.ndarray] | None:
     """Every M[out, in] the GE op's kernels can compute along one axis with these attributes (more than one where the
-    kernel depends on something the model does not fix), or None where the kernel is not modelled here."""
+    kernel depends on something the model does not fix), or None where the kernel is not modelled here.
+    all_equal: every resized axis of the node keeps its size."""
     corners = bool(attrs.get("align_corners", 0))
     two = ("scales_h", "scales_w")[axis] if spatial == 2 else None
     if ge_type in ("UpsampleNearest2dGrad", "UpsampleNearestExact2dGrad"):
@@ -300,6 +327,9 @@ def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, s
         return [_tbe_bilinear_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))]
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeNearestNeighborV2Grad":
         return _tbe_nearest_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))
+    if family == "Ascend 950" and ge_type == "ResizeNearestNeighborV2Grad":
+        return [_nearest_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
+                                       bool(attrs.get("half_pixel_centers", 0)), all_equal)]
     return None
 
 
@@ -316,9 +346,10 @@ def _first_difference(kernel: np.ndarray, op: np.ndarray) -> str:
     return f"output {o} reads input {reads(kernel[o])} on the device, {reads(op[o])} in the op"
 
 
-def _kernel_agrees(ge_type, family, attrs, axis, spatial, size_in, size_out, op_matrix) -> tuple[bool | None, str]:
+def _kernel_agrees(ge_type, family, attrs, axis, spatial, size_in, size_out, op_matrix,
+                   all_equal=False) -> tuple[bool | None, str]:
     """(True / False / None if not modelled, where they differ)."""
-    kernels = _kernel_matrices(ge_type, family, attrs, axis, spatial, size_in, size_out)
+    kernels = _kernel_matrices(ge_type, family, attrs, axis, spatial, size_in, size_out, all_equal)
     if kernels is None:
         return None, "kernel not modelled"
     for kernel in kernels:
@@ -781,9 +812,10 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
                   f"(inverse scale >= {limit.low:g})")
     for name, ok, detail, problem in plan.checks:
         check(name, ok, detail, problem)
+    all_equal = all(i == o for _, i, o, _ in plan.kernel_axes)
     for axis, size_in, size_out, op_matrix in plan.kernel_axes:
         agrees, where = _kernel_agrees(plan.ge_type, family, plan.attrs, axis, len(plan.kernel_axes), size_in,
-                                       size_out, op_matrix)
+                                       size_out, op_matrix, all_equal)
         label = ("D", "H", "W")[3 - len(plan.kernel_axes) + axis]
         if agrees is not None:
             check(f"kernel computes the op on {label}", agrees,

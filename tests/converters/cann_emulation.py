@@ -303,6 +303,40 @@ def tbe_resize_nearest_neighbor_v2(dy: np.ndarray, size, attrs: dict, ties_even:
     return out
 
 
+# --------------------------------------------------------------------------- Ascend 950 (ops-cv arch35)
+
+def ascend950_resize_nearest_neighbor_v2(dy: np.ndarray, attrs: dict, dtype) -> np.ndarray:
+    """ResizeNearestNeighborV2Grad on Ascend 950, y's spatial size from `size`. The tiling copies when both axes
+    keep their size (op_host/arch35/resize_nearest_neighbor_v2_grad_tiling_base.cpp:443-446); with align_corners
+    the scatter kernel: y[min(roundf(i * s), in - 1)] += grads[i], s = (in-1)/(out-1) or 0 (tiling_base.cpp:362-376,
+    op_kernel/arch35/resize_nearest_neighbor_v2_grad_simt.h:96-106, 121-122); otherwise always the deterministic
+    gather (tiling_base.cpp:438): s = 1 / scales[k] when > 0 else in / out (:378-388), inv = 1 / s (:390-393), and y[j]
+    sums grads[min(ceil(j * inv - off), out) : min(ceil((j + 1) * inv - off), out)], off = 0.5 with
+    half_pixel_centers (simt_determine.h:79-88, 105-108)."""
+    size, scales = attrs["size"], list(attrs.get("scales") or [0.0, 0.0])
+    corners, half = bool(attrs.get("align_corners", 0)), bool(attrs.get("half_pixel_centers", 0))
+    if list(dy.shape[2:]) == list(size):
+        return rounded(dy, dtype)
+    out = dy
+    for k, axis in enumerate((2, 3)):
+        image, grads = int(size[k]), dy.shape[axis]
+        w = np.zeros((image, grads))
+        if corners:
+            s = F32(image - 1) / F32(grads - 1) if grads > 1 else F32(0)
+            for i in range(grads):
+                product = F32(F32(i) * s)
+                index = int(np.floor(product)) + int(product - F32(np.floor(product)) >= F32(0.5))  # roundf
+                w[min(index, image - 1), i] = 1
+        else:
+            s = F32(1) / F32(scales[k]) if scales[k] > 0 else F32(image) / F32(grads)
+            inv, offset = F32(F32(1) / s), F32(0.5 if half else 0)
+            for j in range(image):
+                lo, hi = (min(int(np.ceil(F32(F32(F32(e) * inv) - offset))), grads) for e in (j, j + 1))
+                w[j, max(lo, 0):max(hi, 0)] = 1
+        out = _contract(out, axis, w, dtype)
+    return out
+
+
 # --------------------------------------------------------------------------- one GE node
 
 def _dtype_of(array: np.ndarray):
@@ -331,6 +365,8 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
         out = tbe_resize_bilinear_v2(dy, inputs[1].shape, attrs)
     elif op == "ResizeNearestNeighborV2Grad" and family in TBE_FAMILIES:
         out = tbe_resize_nearest_neighbor_v2(dy, inputs[1], attrs, ties_even)
+    elif op == "ResizeNearestNeighborV2Grad" and family == "Ascend 950":
+        out = ascend950_resize_nearest_neighbor_v2(grad, dict(attrs, size=list(inputs[1])), dtype)
     else:
         raise NotEmulated(f"{op} on {family}")
     return [out.astype(dtype)]

@@ -347,7 +347,7 @@ RESIZE_MODES = [
 ]
 
 
-@pytest.mark.parametrize("soc", [A2, "Ascend910_9391", TRAINING, "Ascend310P3"])
+@pytest.mark.parametrize("soc", [A2, "Ascend910_9391", TRAINING, "Ascend310P3", N950])
 def test_resize_grad_sweep_equals_onnxruntime(soc):
     """ResizeGrad becomes UpsampleNearest2dGrad, ResizeBilinearV2Grad (the TBE kernel, which reads no scales:
     issue F), ... only where the kernel computes it: every converted node equals onnxruntime's ResizeGrad."""
