@@ -1,0 +1,218 @@
+"""Standard forward resampling nodes ATC's ONNX parser cannot read, as GE forward ops.
+
+    replace_forward(model, family) -> (model, reports)   to_ascend, before it lowers the opset to ATC's
+    raise_opset(model, version) -> model                  from_ascend, after it restores the recorded nodes
+
+ATC's ONNX parser hands a standard node to the plugin registered under "ai.onnx::<opset>::<op type>", looked up
+exactly (hicann/ge@ffdcbc9 graph_metadef/register/register.cpp, GetOmTypeByOriOpType), and the model's opset is the
+key's. What CANN's own plugins register and accept (read from their parse functions):
+
+- GridSample: ai.onnx::{11,16,17,18}::GridSample -> GridSampler2D (hicann/ops-cv@6ae8765
+  image/grid_sample/framework/grid_sample_onnx_plugin.cpp:110-115), `mode` copied verbatim into interpolation_mode
+  (l.33-35, 51). GridSampler2D is 4-D (image/grid_sampler2_d/op_graph/grid_sampler2_d_proto.h:30-33). GridSampler3D
+  is registered only for the op type "GridSample3D", which no ONNX exporter writes (l.117-122). No key above
+  opset 18, and onnx's version converter has no GridSample adapter from opset 20. So: a 5-D GridSample (any
+  opset) becomes GridSampler3D; a 4-D GridSample above opset 18 becomes GridSampler2D with opset 20's mode names
+  ("linear", "cubic") translated to the GE op's ("bilinear", "bicubic").
+- Resize: ai.onnx::{10..18}::Resize (hicann/ops-cv@2275f5b common/src/framework/resize_onnx_plugin.cpp:357-365);
+  "linear" / "cubic" become GE Resize (l.110-142), whose prototype takes a 4-D x only (ops-cv@6ae8765
+  common/inc/op_graph/op_cv_proto_extend.h:129 and 164-165). So a 5-D linear Resize (trilinear) becomes
+  ResizeUpsampleTrilinear, the op aclnnUpsampleTrilinear3d runs on A2, A3, 950 and 310P.
+
+Each GE node's doc_string holds the same record as the gradient ops' (ascend.py), plus the model's default opset:
+from_ascend restores the node and raise_opset the opset it was written for.
+"""
+from __future__ import annotations
+
+import copy
+import json
+
+import onnx
+from onnx import helper
+
+from resample_grad.constants import GE_DOMAIN, GE_VERSION
+from resample_grad.opset import ResampleGradError
+
+from . import ascend_prototypes as protos
+from .ascend import OP, RECORD_KEY, NodeReport, _Context, _ge_node, _node_record, _shapes_and_types
+from .ascend_cpp import DTYPE_NAMES
+
+ATC_MAX_OPSET = 18
+OPSET_KEY = "opset"  # the record's key for the default opset the node was written for
+# GridSample's `mode` -> GE interpolation_mode: opset 16's names are GE's; opset 20 renamed two of them
+GRID_MODES = {"bilinear": "bilinear", "nearest": "nearest", "bicubic": "bicubic", "linear": "bilinear",
+              "cubic": "bicubic"}
+# Resize coordinate modes torch's trilinear kernel computes (ResizeUpsampleTrilinear follows torch): align_corners
+# -> align_corners=true; pytorch_half_pixel -> false (half_pixel too, where no output axis has length 1)
+TRILINEAR_MODES = ("align_corners", "pytorch_half_pixel", "half_pixel")
+# ResizeUpsampleTrilinear: its tiling refuses an inverse scale above 50 (ops-cv@6ae8765
+# image/resize_upsample_trilinear/op_host/resize_upsample_trilinear_tiling.cpp:186-191); it resolves a scale of 0 to
+# in / out, and align_corners to (in - 1) / (out - 1) whatever the scale (l.119-155)
+MAX_STEP = 50.0
+
+
+def _attrs(node) -> dict:
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _grid_sample(node, ctx: _Context, version: int):
+    """(GE op, attributes, inputs), None where CANN's plugin reads the node, or the reason it cannot be mapped."""
+    x = ctx.shape(node.input[0])
+    if x is None:
+        return None if version <= ATC_MAX_OPSET else f"X has no known rank (GridSampler2D or 3D by rank; opset " \
+                                                     f"{version} is above what ATC reads)"
+    if len(x) == 4 and version <= ATC_MAX_OPSET:
+        return None  # CANN's plugin maps it to GridSampler2D
+    a = _attrs(node)
+    mode = _text(a.get("mode", "linear" if version >= 20 else "bilinear"))
+    attrs = dict(interpolation_mode=GRID_MODES.get(mode, mode), padding_mode=_text(a.get("padding_mode", "zeros")))
+    if len(x) == 5:
+        ge_type = "GridSampler3D"
+        attrs["data_format"] = "NCDHW"
+    elif len(x) == 4:
+        ge_type = "GridSampler2D"
+    else:
+        return f"a GridSample of rank {len(x)}: the GE ops sample 4-D (GridSampler2D) and 5-D (GridSampler3D) input"
+    attrs["align_corners"] = int(a.get("align_corners", 0))
+    return ge_type, attrs, list(node.input[:2])
+
+
+def _resize(node, ctx: _Context, version: int):
+    """A 5-D linear Resize as ResizeUpsampleTrilinear; other Resize nodes are the plugin's."""
+    x, y = ctx.shape(node.input[0]), ctx.shape(node.output[0])
+    if x is None or len(x) != 5:
+        return None
+    a = _attrs(node)
+    mode, coordinates = _text(a.get("mode", "nearest")), _text(a.get("coordinate_transformation_mode", "half_pixel"))
+    why = []
+    if mode != "linear":
+        why.append(f"mode {mode!r} (only 'linear' has a 5-D GE op here, ResizeUpsampleTrilinear)")
+    if coordinates not in TRILINEAR_MODES:
+        why.append(f"coordinate_transformation_mode {coordinates!r} (the GE op computes {', '.join(TRILINEAR_MODES)})")
+    for name, default in (("antialias", 0), ("axes", None), ("keep_aspect_ratio_policy", b"stretch")):
+        if a.get(name, default) != default:
+            why.append(f"{name} {_text(a[name])!r}")
+    if y is None or not all(isinstance(d, int) for d in list(x) + list(y)):
+        why.append(f"X {x} and Y {y} need static shapes")
+    elif x[:2] != y[:2]:
+        why.append(f"N or C is resized (X {x}, Y {y})")
+    elif coordinates == "half_pixel" and min(y[2:]) == 1:
+        why.append("half_pixel with an output axis of length 1 (torch reads coordinate 0 there)")
+    elif max(i / o for i, o in zip(x[2:], y[2:], strict=True)) > MAX_STEP:  # the tiling's limit on in / out
+        why.append(f"a downscale above {MAX_STEP:g}x (X {x}, Y {y})")
+    scales = ctx.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+    if len(node.input) > 2 and node.input[2] and scales is None:
+        why.append("scales computed at run time (the GE op takes them as attributes)")
+    if len(node.input) > 3 and node.input[3] and ctx.value(node.input[3]) is None:
+        why.append("sizes computed at run time (the GE op takes them as attributes)")
+    if why:
+        return ("a 5-D Resize: CANN's Resize plugin makes it GE Resize, which takes 4-D input only, and "
+                "ResizeUpsampleTrilinear cannot compute it: " + "; ".join(why))
+    forward = [float(s) for s in scales.reshape(-1)[2:]] if scales is not None and scales.size else [0.0] * 3
+    inverse = [1.0 / f if f > 0 else 0.0 for f in forward]  # the GE op's scales are in / out (0: the size ratio)
+    attrs = dict(output_size=[int(d) for d in y[2:]], align_corners=int(coordinates == "align_corners"),
+                 scales_d=inverse[0], scales_h=inverse[1], scales_w=inverse[2])
+    return "ResizeUpsampleTrilinear", attrs, [node.input[0]]
+
+
+PLANNERS = {"GridSample": _grid_sample, "Resize": _resize}
+
+
+def _checks(ge_type: str, attrs: dict, dtype: str, family: str) -> tuple[list[dict], list[str]]:
+    """The device checks of a GE forward op: (checks, problems)."""
+    proto = protos.FORWARD_PROTOTYPES[ge_type]
+    supported = proto.dtypes.get(family)
+    checks = [{"check": "product", "ok": supported is not None,
+               "detail": f"GE op {ge_type} on {family}" + ("" if supported else
+                                                            f": not available (it runs on {', '.join(proto.dtypes)})")}]
+    if supported is None:
+        return checks, [f"GE op {ge_type} is not available on {family} (it runs on {', '.join(proto.dtypes)})"]
+    checks.append({"check": "dtype", "ok": dtype in supported,
+                   "detail": f"{dtype} (supported: {', '.join(supported)})"})
+    problems = [] if dtype in supported else [f"dtype {dtype} is not supported by {ge_type} on {family} (supported: "
+                                              f"{', '.join(supported)})"]
+    for attr, allowed in proto.modes.items():
+        ok = attrs[attr] in allowed
+        checks.append({"check": attr, "ok": ok, "detail": f"{attrs[attr]!r} (accepted: {', '.join(allowed)})"})
+        if not ok:
+            problems.append(f"{attr} {attrs[attr]!r} is not computed by {ge_type} (it takes {', '.join(allowed)})")
+    return checks, problems
+
+
+def replace_forward(model: onnx.ModelProto, family: str) -> tuple[onnx.ModelProto, list[NodeReport]]:
+    """Every standard GridSample / Resize node ATC cannot read as its GE forward op (a copy of the model), with a
+    report each; a node that no GE op computes is refused, naming the node and why."""
+    version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    info = _shapes_and_types(model)
+    ctx = _Context(model, info)
+    planned = []
+    for index, node in enumerate(model.graph.node):
+        planner = PLANNERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+        plan = planner(node, ctx, version) if planner else None
+        if plan is None:
+            continue
+        label = f"node {node.name or node.op_type!r} ({node.op_type})"
+        if isinstance(plan, str):
+            raise ResampleGradError(OP, f"{label}: {plan}")
+        ge_type, attrs, inputs = plan
+        dtype = DTYPE_NAMES.get(ctx.elem(node.input[0]), "unknown")
+        checks, problems = _checks(ge_type, attrs, dtype, family)
+        if problems:
+            raise ResampleGradError(OP, f"{label} becomes GE op {ge_type}, which cannot run it: {problems[0]}")
+        planned.append((index, ge_type, attrs, inputs, checks))
+    if not planned:
+        return model, []
+    model = copy.deepcopy(model)
+    reports, known = [], {v.name for v in model.graph.value_info}
+    for index, ge_type, attrs, inputs, checks in planned:
+        node = model.graph.node[index]
+        # a name of its own where the node has none (the plugin and the GE IR program name ops by it)
+        ge = _ge_node(ge_type, inputs, list(node.output), node.name or ctx.fresh(node.op_type), attrs)
+        ge.doc_string = json.dumps({RECORD_KEY: {"node": _node_record(node), "added": [], "initializers": [],
+                                                 OPSET_KEY: version}})
+        for name in node.output:  # the GE node has no schema: keep its outputs' types for the nodes after it
+            shape, elem = info.get(name, (None, 0))
+            if name not in known and elem:
+                model.graph.value_info.append(helper.make_tensor_value_info(name, elem, shape))
+        reports.append(NodeReport(node.name or node.op_type, node.op_type, ge_type, "converted", dict(attrs), checks,
+                                  mapping=f"standard {node.op_type} ATC cannot read (opset {version}) -> {ge_type}"))
+        model.graph.node[index].CopyFrom(ge)
+    if not any(o.domain == GE_DOMAIN for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid(GE_DOMAIN, GE_VERSION))
+    return model, reports
+
+
+ASIDE = "resample_grad.forward_aside"  # from_ascend marks the restored forward nodes with it for raise_opset
+
+
+def recorded_opset(record: dict) -> int:
+    """The default opset a restored forward node was written for (0 for the gradient ops' records)."""
+    return int(record.get(OPSET_KEY, 0))
+
+
+def raise_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
+    """from_ascend: the model back at the default opset its restored forward nodes (domain ASIDE) were written
+    for. The other nodes were lowered to ATC's opset with the forward nodes set aside: they go back up the same
+    way."""
+    if not version:
+        return model
+    current = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    if version > current:
+        model.opset_import.append(helper.make_opsetid(ASIDE, 1))
+        try:
+            model = onnx.version_converter.convert_version(model, version)
+        except Exception as error:  # noqa: BLE001
+            raise ResampleGradError("from_ascend", f"the forward nodes were written for opset {version} and onnx's "
+                                                   f"version converter could not raise the rest from {current}: "
+                                                   f"{error}") from None
+    for node in model.graph.node:
+        if node.domain == ASIDE:
+            node.domain = ""
+    imports = [o for o in model.opset_import if o.domain != ASIDE]
+    del model.opset_import[:]
+    model.opset_import.extend(imports)
+    return model
