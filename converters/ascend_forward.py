@@ -4,19 +4,19 @@
     raise_opset(model, version) -> model                  from_ascend, after it restores the recorded nodes
 
 ATC's ONNX parser hands a standard node to the plugin registered under "ai.onnx::<opset>::<op type>", looked up
-exactly (hicann/ge@ffdcbc9 graph_metadef/register/register.cpp, GetOmTypeByOriOpType), and the model's opset is the
-key's. What CANN's own plugins register and accept (read from their parse functions):
+exactly (hicann/ge@ffdcbc9 graph_metadef/register/register.cpp:1214, GetOmTypeByOriOpType), the opset being the
+model's. What CANN's own plugins register and accept (read from their parse functions):
 
 - GridSample: ai.onnx::{11,16,17,18}::GridSample -> GridSampler2D (hicann/ops-cv@6ae8765
   image/grid_sample/framework/grid_sample_onnx_plugin.cpp:110-115), `mode` copied verbatim into interpolation_mode
-  (l.33-35, 51). GridSampler2D is 4-D (image/grid_sampler2_d/op_graph/grid_sampler2_d_proto.h:30-33). GridSampler3D
+  (l.33-35, 51). GridSampler2D is 4-D (image/grid_sampler2_d/op_graph/grid_sampler2_d_proto.h:29-32). GridSampler3D
   is registered only for the op type "GridSample3D", which no ONNX exporter writes (l.117-122). No key above
   opset 18, and onnx's version converter has no GridSample adapter from opset 20. So: a 5-D GridSample (any
   opset) becomes GridSampler3D; a 4-D GridSample above opset 18 becomes GridSampler2D with opset 20's mode names
   ("linear", "cubic") translated to the GE op's ("bilinear", "bicubic").
-- Resize: ai.onnx::{10..18}::Resize (hicann/ops-cv@2275f5b common/src/framework/resize_onnx_plugin.cpp:357-365);
-  "linear" / "cubic" become GE Resize (l.110-142), whose prototype takes a 4-D x only (ops-cv@6ae8765
-  common/inc/op_graph/op_cv_proto_extend.h:129 and 164-165). So a 5-D linear Resize (trilinear) becomes
+- Resize: ai.onnx::{10..18}::Resize (hicann/ops-cv@2275f5b common/src/framework/resize_onnx_plugin.cpp, the two
+  REGISTER_CUSTOM_OP at its end); "linear" / "cubic" become GE Resize (l.115-148), whose prototype takes a 4-D x
+  only (ops-cv@6ae8765 common/inc/op_graph/op_cv_proto_extend.h:129 and 164). So a 5-D linear Resize (trilinear) becomes
   ResizeUpsampleTrilinear, the op aclnnUpsampleTrilinear3d runs on A2, A3, 950 and 310P.
 
 Each GE node's doc_string holds the same record as the gradient ops' (ascend.py), plus the model's default opset:
