@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import json
 
+import numpy as np
 import onnx
 from onnx import helper
 
@@ -59,7 +60,7 @@ def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _grid_sample(node, ctx: _Context, version: int):
+def _grid_sample(node, ctx: _Context, version: int, family: str):
     """(GE op, attributes, inputs), None where CANN's plugin reads the node, or the reason it cannot be mapped."""
     x = ctx.shape(node.input[0])
     if x is None:
@@ -81,39 +82,83 @@ def _grid_sample(node, ctx: _Context, version: int):
     return ge_type, attrs, list(node.input[:2])
 
 
-def _resize(node, ctx: _Context, version: int):
-    """A 5-D linear Resize as ResizeUpsampleTrilinear; other Resize nodes are the plugin's."""
-    x, y = ctx.shape(node.input[0]), ctx.shape(node.output[0])
-    if x is None or len(x) != 5:
-        return None
-    a = _attrs(node)
-    mode, coordinates = _text(a.get("mode", "nearest")), _text(a.get("coordinate_transformation_mode", "half_pixel"))
-    why = []
-    if mode != "linear":
-        why.append(f"mode {mode!r} (only 'linear' has a 5-D GE op here, ResizeUpsampleTrilinear)")
-    if coordinates not in TRILINEAR_MODES:
-        why.append(f"coordinate_transformation_mode {coordinates!r} (the GE op computes {', '.join(TRILINEAR_MODES)})")
-    for name, default in (("antialias", 0), ("axes", None), ("keep_aspect_ratio_policy", b"stretch")):
-        if a.get(name, default) != default:
-            why.append(f"{name} {_text(a[name])!r}")
+def _static_problems(node, ctx: _Context, a: dict, x, y) -> tuple[list[str], list[float]]:
+    """What keeps a Resize from a GE op that takes sizes and scales as attributes: (problems, the spatial forward
+    scales given, 0 where sizes are)."""
+    why = [f"{name} {_text(a[name])!r}" for name, default in (("axes", None), ("keep_aspect_ratio_policy", b"stretch"))
+           if a.get(name, default) != default]
     if y is None or not all(isinstance(d, int) for d in list(x) + list(y)):
         why.append(f"X {x} and Y {y} need static shapes")
     elif x[:2] != y[:2]:
         why.append(f"N or C is resized (X {x}, Y {y})")
-    elif coordinates == "half_pixel" and min(y[2:]) == 1:
-        why.append("half_pixel with an output axis of length 1 (torch reads coordinate 0 there)")
-    elif max(i / o for i, o in zip(x[2:], y[2:], strict=True)) > MAX_STEP:  # the tiling's limit on in / out
+    elif max(i / o for i, o in zip(x[2:], y[2:], strict=True)) > MAX_STEP:  # the tilings' limit on in / out
         why.append(f"a downscale above {MAX_STEP:g}x (X {x}, Y {y})")
     scales = ctx.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
     if len(node.input) > 2 and node.input[2] and scales is None:
         why.append("scales computed at run time (the GE op takes them as attributes)")
     if len(node.input) > 3 and node.input[3] and ctx.value(node.input[3]) is None:
         why.append("sizes computed at run time (the GE op takes them as attributes)")
+    spatial = len(x) - 2
+    forward = [float(v) for v in scales.reshape(-1)[2:]] if scales is not None and scales.size else [0.0] * spatial
+    return why, forward
+
+
+def _inverse(forward: list[float]) -> list[float]:
+    return [1.0 / f if f > 0 else 0.0 for f in forward]  # in / out; 0: the op takes the size ratio
+
+
+def _resize(node, ctx: _Context, version: int, family: str):
+    """A 5-D linear Resize as ResizeUpsampleTrilinear, a 4-D antialiased one (torch's) as UpsampleBicubic2dAA /
+    UpsampleBilinear2dAA; a 4-D Resize CANN's plugin would compute differently is refused; the rest is the
+    plugin's."""
+    x, y = ctx.shape(node.input[0]), ctx.shape(node.output[0])
+    if x is None or len(x) not in (4, 5):
+        return None
+    a = _attrs(node)
+    mode, coordinates = _text(a.get("mode", "nearest")), _text(a.get("coordinate_transformation_mode", "half_pixel"))
+    antialias, exclude = int(a.get("antialias", 0)), int(a.get("exclude_outside", 0))
+    coefficient = float(np.float32(a.get("cubic_coeff_a", -0.75)))
+    if len(x) == 4:
+        # what CANN's Resize plugin only warns about or does not pass on (resize_onnx_plugin.cpp@2275f5b:47-59,
+        # 98-102, 121-125): GE Resize gets the mode and the coordinate mode, nothing else
+        policy = _text(a.get("keep_aspect_ratio_policy", "stretch"))
+        ignored = [what for what, on in (("antialias 1", antialias == 1), ("axes", "axes" in a),
+                                         (f"keep_aspect_ratio_policy {policy!r}", policy != "stretch"),
+                                         (f"cubic_coeff_a {coefficient:g}", mode == "cubic" and coefficient != -0.75),
+                                         ("exclude_outside 1", mode == "cubic" and exclude == 1)) if on]
+        if not ignored:
+            return None  # the plugin's ResizeNearestNeighborV2 / GE Resize
+        why, forward = _static_problems(node, ctx, a, x, y)
+        torch_aa = antialias == 1 and exclude == 1 and (mode == "linear" or (mode == "cubic" and coefficient == -0.5))
+        if not torch_aa:
+            why.append(f"mode {mode!r} with antialias {antialias}, exclude_outside {exclude}"
+                       + (f", cubic_coeff_a {coefficient:g}" if mode == "cubic" else "")
+                       + " (the GE ops compute torch's antialiased bilinear, and bicubic with A -0.5, both excluding"
+                         " outside taps)")
+        if coordinates not in ("pytorch_half_pixel", "half_pixel") or (coordinates == "half_pixel"
+                                                                       and y is not None and min(y[2:]) == 1):
+            why.append(f"coordinate_transformation_mode {coordinates!r} (the GE ops compute pytorch_half_pixel)")
+        if why:
+            return (f"CANN's Resize plugin ignores {', '.join(ignored)} (it would compute another resize), and no GE "
+                    "op computes it: " + "; ".join(why))
+        ge_type = "UpsampleBicubic2dAA" if mode == "cubic" else "UpsampleBilinear2dAA"
+        # inverse scales, but UpsampleBicubic2dAA on 950 (regbase) takes the forward ones
+        scales = forward if ge_type == "UpsampleBicubic2dAA" and family == "Ascend 950" else _inverse(forward)
+        attrs = dict(output_size=[int(d) for d in y[2:]], align_corners=0, scales_h=scales[0], scales_w=scales[1])
+        return ge_type, attrs, [node.input[0]]
+    why, forward = _static_problems(node, ctx, a, x, y)
+    if mode != "linear":
+        why.append(f"mode {mode!r} (only 'linear' has a 5-D GE op here, ResizeUpsampleTrilinear)")
+    if coordinates not in TRILINEAR_MODES:
+        why.append(f"coordinate_transformation_mode {coordinates!r} (the GE op computes {', '.join(TRILINEAR_MODES)})")
+    if antialias:
+        why.append("antialias 1")
+    if coordinates == "half_pixel" and y is not None and min(y[2:]) == 1:
+        why.append("half_pixel with an output axis of length 1 (torch reads coordinate 0 there)")
     if why:
         return ("a 5-D Resize: CANN's Resize plugin makes it GE Resize, which takes 4-D input only, and "
                 "ResizeUpsampleTrilinear cannot compute it: " + "; ".join(why))
-    forward = [float(s) for s in scales.reshape(-1)[2:]] if scales is not None and scales.size else [0.0] * 3
-    inverse = [1.0 / f if f > 0 else 0.0 for f in forward]  # the GE op's scales are in / out (0: the size ratio)
+    inverse = _inverse(forward)
     attrs = dict(output_size=[int(d) for d in y[2:]], align_corners=int(coordinates == "align_corners"),
                  scales_d=inverse[0], scales_h=inverse[1], scales_w=inverse[2])
     return "ResizeUpsampleTrilinear", attrs, [node.input[0]]
@@ -152,7 +197,7 @@ def replace_forward(model: onnx.ModelProto, family: str) -> tuple[onnx.ModelProt
     planned = []
     for index, node in enumerate(model.graph.node):
         planner = PLANNERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
-        plan = planner(node, ctx, version) if planner else None
+        plan = planner(node, ctx, version, family) if planner else None
         if plan is None:
             continue
         label = f"node {node.name or node.op_type!r} ({node.op_type})"
@@ -179,7 +224,8 @@ def replace_forward(model: onnx.ModelProto, family: str) -> tuple[onnx.ModelProt
             if name not in known and elem:
                 model.graph.value_info.append(helper.make_tensor_value_info(name, elem, shape))
         reports.append(NodeReport(node.name or node.op_type, node.op_type, ge_type, "converted", dict(attrs), checks,
-                                  mapping=f"standard {node.op_type} ATC cannot read (opset {version}) -> {ge_type}"))
+                                  mapping=f"standard {node.op_type} (opset {version}) CANN's plugin cannot read or "
+                                          f"would compute otherwise -> {ge_type}"))
         model.graph.node[index].CopyFrom(ge)
     if not any(o.domain == GE_DOMAIN for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(GE_DOMAIN, GE_VERSION))

@@ -347,5 +347,19 @@ FORWARD_PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
           _opt("scales_h", FLOAT), _opt("scales_w", FLOAT)),
          {**{f: HALF_AND_FLOAT for f in A2_A3_950}, "Atlas inference series": ("float16", "float32")},
          rank=5, source="ops-cv resize_upsample_trilinear_def.cpp; aclnn_upsample_trilinear_3d.cpp (inverse scales)"),
+    # torch's antialiased resizes, for the 4-D Resize forms CANN's Resize plugin mishandles: ops-cv@6ae8765
+    # image/upsample_bicubic2d_aa/op_host/upsample_bicubic2d_aa_def.cpp:25-50 (x -> y; output_size required,
+    # align_corners, scales_h / scales_w default 0.0; 910b, 910_93, 950; BF16, FLOAT16, FLOAT) and
+    # image/upsample_bilinear2d_aa/op_host/upsample_bilinear2d_aa_def.cpp:24-56 (input -> output; scales without a
+    # default). Scales: inverse (in / out), except UpsampleBicubic2dAA on 950, which takes the forward ones
+    # (aclnn_upsample_bicubic2d_aa.cpp:189-201; aclnn_upsample_bilinear2d_aa.cpp:214-237); A2 / A3 cast float16 /
+    # bfloat16 to float32 around both.
+    GeOp("UpsampleBicubic2dAA", ("x",), ("y",),
+         (_req("output_size", LIST_INT), _opt("align_corners", BOOL, False), _opt("scales_h", FLOAT, 0.0),
+          _opt("scales_w", FLOAT, 0.0)),
+         {f: HALF_AND_FLOAT for f in A2_A3_950}, source="ops-cv upsample_bicubic2d_aa_def.cpp; aclnn caller"),
+    GeOp("UpsampleBilinear2dAA", ("input",), ("output",),
+         (_req("output_size", LIST_INT), _opt("align_corners", BOOL, False)) + _INVERSE_SCALES_2D,
+         {f: HALF_AND_FLOAT for f in A2_A3_950}, source="ops-cv upsample_bilinear2d_aa_def.cpp; aclnn caller"),
 )}
 ALL_PROTOTYPES: dict[str, GeOp] = {**PROTOTYPES, **FORWARD_PROTOTYPES}

@@ -21,7 +21,7 @@ from test_ascend_plugin import check_every_node, harness  # noqa: F401  (harness
 from resample_grad import models, runtime
 from resample_grad.converters import ascend, ascend_cpp
 from resample_grad.opset import ResampleGradError
-from test_ascend import A2, TRAINING, _compiles
+from test_ascend import A2, N950, TRAINING, _compiles
 
 INFERENCE = "Ascend310P1"
 RNG = np.random.default_rng(33)
@@ -188,6 +188,76 @@ def test_five_d_resize_no_ge_op_computes_is_refused(mode, coordinates, y, messag
 
 def test_four_d_resize_is_left_to_cann_s_plugin():
     model = _resize_model("half_pixel", [1, 2, 3, 4], [1, 1, 2, 2], [1, 2, 6, 8], opset_version=18)
+    assert ascend.to_ascend(model, soc=A2).nodes == []
+
+
+# --------------------------------------------------------------------------- Resize (4-D) CANN's plugin mishandles
+
+AA_CASES = [  # mode, cubic_coeff_a, X, scales (None: sizes), Y
+    ("cubic", -0.5, [2, 3, 16, 20], None, [2, 3, 7, 9]),
+    ("cubic", -0.5, [1, 2, 10, 13], [1, 1, 0.45, 0.7], [1, 2, 4, 9]),
+    ("linear", -0.75, [2, 1, 9, 12], None, [2, 1, 20, 5]),
+    ("linear", -0.75, [1, 2, 10, 13], [1, 1, 2.5, 0.3], [1, 2, 25, 3]),
+]
+
+
+def _aa_model(mode, coefficient, x, scales, y, **attrs):
+    given = numpy_helper.from_array(np.array(scales, np.float32), "scales") if scales is not None else \
+        numpy_helper.from_array(np.array(y, np.int64), "sizes")
+    attrs = dict(dict(antialias=1, exclude_outside=1, coordinate_transformation_mode="pytorch_half_pixel"), **attrs)
+    return _model("Resize", {"x": x}, y, 18, [given], mode=mode, cubic_coeff_a=coefficient, **attrs)
+
+
+@pytest.mark.parametrize("soc", [A2, N950])
+@pytest.mark.parametrize("case", AA_CASES, ids=[f"{c[0]}-{'scales' if c[3] else 'sizes'}-{c[2]}" for c in AA_CASES])
+def test_antialiased_resize_becomes_torch_s_antialiased_op(case, soc, tmp_path):
+    """CANN's Resize plugin only warns about antialias: the node becomes the GE op of torch's antialiased resize,
+    whose scales are inverse except UpsampleBicubic2dAA's on 950 (forward)."""
+    mode, coefficient, x, scales, y = case
+    model = _aa_model(mode, coefficient, x, scales, y)
+    feeds = {"x": RNG.standard_normal(x).astype(np.float32)}
+    conversion = ascend.to_ascend(model, soc=soc, out_dir=tmp_path)
+    node, attrs = _ge_node(conversion)
+    assert node.op_type == ("UpsampleBicubic2dAA" if mode == "cubic" else "UpsampleBilinear2dAA")
+    assert attrs["output_size"] == y[2:] and attrs["align_corners"] == 0
+    forward_on_device = node.op_type == "UpsampleBicubic2dAA" and soc == N950
+    # torch's own op on the GE attributes: aten takes forward scales (out / in), None for the size ratio
+    torch_scales = [None if s == 0 else float(s if forward_on_device else 1 / s)
+                    for s in (attrs["scales_h"], attrs["scales_w"])]
+    op = torch.ops.aten._upsample_bicubic2d_aa if mode == "cubic" else torch.ops.aten._upsample_bilinear2d_aa
+    theirs = op(torch.from_numpy(feeds["x"]), attrs["output_size"], False, *torch_scales).numpy()
+    ours = _ort(model, feeds)
+    np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-5)
+    back = ascend.from_ascend(onnx.load(tmp_path / "model.ascend.onnx"))
+    assert runtime.run(runtime.session(back), feeds)[0].tobytes() == ours.tobytes()
+    _compiles(tmp_path / "plugins" / ascend_cpp.PLUGIN_FILE, tmp_path / "graph" / "build_graph.cc")
+
+
+def test_the_scale_convention_matters():
+    """The oracle can fail: forward scales read as inverse ones (the other SoC's convention) compute another image."""
+    x = RNG.standard_normal([1, 2, 10, 13]).astype(np.float32)
+    model = _aa_model("cubic", -0.5, [1, 2, 10, 13], [1, 1, 0.45, 0.7], [1, 2, 4, 9])
+    wrong = torch.ops.aten._upsample_bicubic2d_aa(torch.from_numpy(x), [4, 9], False, 1 / 0.45, 1 / 0.7).numpy()
+    assert np.abs(wrong - _ort(model, {"x": x})).max() > 0.05
+
+
+@pytest.mark.parametrize("mode, coefficient, attrs, message", [
+    ("cubic", -0.75, {}, "mode 'cubic' with antialias 1, exclude_outside 1, cubic_coeff_a -0.75"),
+    ("linear", -0.75, {"exclude_outside": 0}, "mode 'linear' with antialias 1, exclude_outside 0"),
+    ("cubic", -0.5, {"antialias": 0}, "cubic_coeff_a -0.5, exclude_outside 1 (it would compute another resize)"),
+    ("cubic", -0.5, {"coordinate_transformation_mode": "align_corners"}, "coordinate_transformation_mode "
+                                                                         "'align_corners'"),
+    ("linear", -0.75, {"keep_aspect_ratio_policy": "not_larger"}, "keep_aspect_ratio_policy 'not_larger'"),
+])
+def test_resize_the_plugin_would_compute_otherwise_is_refused(mode, coefficient, attrs, message):
+    model = _aa_model(mode, coefficient, [1, 2, 10, 13], None, [1, 2, 4, 9], **attrs)
+    with pytest.raises(ResampleGradError, match="node 'Resize' \\(Resize\\): CANN's Resize plugin ignores .*"
+                                                + re.escape(message)):
+        ascend.to_ascend(model, soc=A2)
+
+
+def test_resize_the_plugin_computes_is_left_to_it():
+    model = _aa_model("cubic", -0.75, [1, 2, 10, 13], None, [1, 2, 20, 26], antialias=0, exclude_outside=0)
     assert ascend.to_ascend(model, soc=A2).nodes == []
 
 

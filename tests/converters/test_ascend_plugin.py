@@ -264,10 +264,10 @@ def test_an_unknown_a_mistyped_and_a_non_bool_attribute_are_refused(harness, tmp
 
 
 def test_the_plugin_and_the_table_agree_on_every_ge_op(harness, tmp_path):
-    """The all-ops plugin registers each of the 19 GE ops (16 gradient, 3 forward) under the parser's key, with a
+    """The all-ops plugin registers each of the 21 GE ops (16 gradient, 5 forward) under the parser's key, with a
     ParseParamsFn."""
     plugin = ascend_cpp.plugin_source(sorted(PROTOTYPES))
     model = helper.make_model(helper.make_graph([], "empty", [], []),
                               opset_imports=[helper.make_opsetid(ascend.GE_DOMAIN, ascend.GE_VERSION)])
     registrations, _, _ = harness.run(plugin, model, nodes=[])
-    assert sorted(r["registration"] for r in registrations) == sorted(PROTOTYPES) and len(PROTOTYPES) == 19
+    assert sorted(r["registration"] for r in registrations) == sorted(PROTOTYPES) and len(PROTOTYPES) == 21
