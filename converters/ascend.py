@@ -706,7 +706,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     forward_reports = []
     if fallback != "all":  # standard forward nodes ATC cannot read (5-D GridSample...) as GE ops: ascend_forward.py
         from .ascend_forward import replace_forward
-        model, forward_reports = replace_forward(model, family)
+        model, forward_reports = replace_forward(model, family, fallback)
     if default_version > ATC_MAX_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, ATC_MAX_OPSET)

@@ -1,7 +1,7 @@
 """Standard forward resampling nodes ATC's ONNX parser cannot read, as GE forward ops.
 
-    replace_forward(model, family) -> (model, reports)   to_ascend, before it lowers the opset to ATC's
-    raise_opset(model, version) -> model                  from_ascend, after it restores the recorded nodes
+    replace_forward(model, family, fallback) -> (model, reports)   to_ascend, before it lowers the opset
+    raise_opset(model, version) -> model                           from_ascend, after it restores the nodes
 
 ATC's ONNX parser hands a standard node to the plugin registered under "ai.onnx::<opset>::<op type>", looked up
 exactly (hicann/ge@ffdcbc9 graph_metadef/register/register.cpp:1214, GetOmTypeByOriOpType), the opset being the
@@ -29,7 +29,7 @@ import json
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from resample_grad.constants import GE_DOMAIN, GE_VERSION
 from resample_grad.opset import ResampleGradError
@@ -188,13 +188,66 @@ def _checks(ge_type: str, attrs: dict, dtype: str, family: str) -> tuple[list[di
     return checks, problems
 
 
-def replace_forward(model: onnx.ModelProto, family: str) -> tuple[onnx.ModelProto, list[NodeReport]]:
-    """Every standard GridSample / Resize node ATC cannot read as its GE forward op (a copy of the model), with a
-    report each; a node that no GE op computes is refused, naming the node and why."""
+def matmul_form(node, ctx: _Context, version: int) -> tuple[list, list] | str:
+    """A 4-D Resize of static shapes as standard ONNX ATC reads as it is (opset <= 18): Y = A_H @ X @ A_W^T, the
+    weight matrices constants (nodes, initializers); or why not. Resize is separable: each matrix is onnx's
+    reference Resize of an identity along its axis alone, with the node's own attributes."""
+    from onnx.reference import ReferenceEvaluator
+
+    x, y = ctx.shape(node.input[0]), ctx.shape(node.output[0])
+    a = _attrs(node)
+    why, _ = _static_problems(node, ctx, {k: v for k, v in a.items() if k != "axes"}, x or [], y)
+    if x is None or len(x) != 4:
+        why.insert(0, f"X of rank {None if x is None else len(x)} (the MatMul form is 4-D)")
+    if _text(a.get("coordinate_transformation_mode", "half_pixel")) == "tf_crop_and_resize":
+        why.append("tf_crop_and_resize (it reads roi)")
+    if why:
+        return "; ".join(why)
+    scales, sizes = (ctx.value(node.input[k]) if len(node.input) > k and node.input[k] else None for k in (2, 3))
+    given = sizes if sizes is not None and sizes.size else scales
+    full = np.array(x if given is sizes else [1.0] * 4, np.float64)
+    for axis, value in zip([int(v) % 4 for v in a["axes"]] if "axes" in a else range(4), given.reshape(-1),
+                           strict=True):
+        full[axis] = value
+    matrices = []
+    for axis in (2, 3):
+        size_in = x[axis]
+        probe = [1.0, 1.0, 1.0, 1.0] if given is scales else [1, 1, size_in, size_in]
+        probe[2] = full[axis]
+        kept = [helper.make_attribute(k, v) for k, v in a.items() if k not in ("axes", "keep_aspect_ratio_policy")]
+        resize = helper.make_node("Resize", ["x", "", "s"] if given is scales else ["x", "", "", "s"], ["y"])
+        resize.attribute.extend(kept)
+        probe_model = helper.make_model(helper.make_graph(
+            [resize], "probe", [helper.make_tensor_value_info("x", onnx.TensorProto.DOUBLE, None),
+                                helper.make_tensor_value_info("s", onnx.TensorProto.FLOAT if given is scales
+                                                              else onnx.TensorProto.INT64, None)],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.DOUBLE, None)]),
+            opset_imports=[helper.make_opsetid("", max(version, 18))])
+        identity = np.eye(size_in)[None, None]
+        (out,) = ReferenceEvaluator(probe_model).run(None, {"x": identity, "s": np.array(
+            probe, np.float32 if given is scales else np.int64)})
+        matrices.append(out[0, 0])  # [out, in]: column j is the resize of the j-th unit vector
+    if [m.shape[0] for m in matrices] != list(y[2:]):
+        return f"the weight matrices' rows {[m.shape[0] for m in matrices]} are not Y's {y[2:]}"
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(ctx.elem(node.input[0]))
+    base = node.name or "resize"
+    rows, cols, middle = ctx.fresh(f"{base}_rows"), ctx.fresh(f"{base}_cols"), ctx.fresh(f"{base}_h")
+    inits = [numpy_helper.from_array(matrices[0].astype(dtype), rows),
+             numpy_helper.from_array(np.ascontiguousarray(matrices[1].T).astype(dtype), cols)]
+    nodes = [helper.make_node("MatMul", [rows, node.input[0]], [middle], name=ctx.fresh(f"{base}_matmul_h")),
+             helper.make_node("MatMul", [middle, cols], list(node.output), name=ctx.fresh(f"{base}_matmul_w"))]
+    return nodes, inits
+
+
+def replace_forward(model: onnx.ModelProto, family: str, fallback: str | None = None
+                    ) -> tuple[onnx.ModelProto, list[NodeReport]]:
+    """Every standard GridSample / Resize node ATC cannot read (or CANN would compute otherwise) as its GE forward
+    op (a copy of the model), with a report each. A node no GE op computes is refused, naming the node and why;
+    with fallback "node", a 4-D Resize of static shapes becomes its MatMul form instead (matmul_form)."""
     version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     info = _shapes_and_types(model)
     ctx = _Context(model, info)
-    planned = []
+    planned = {}  # node index -> ("ge", GE op, attributes, inputs, checks) or ("matmul", nodes, initializers, why)
     for index, node in enumerate(model.graph.node):
         planner = PLANNERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
         plan = planner(node, ctx, version, family) if planner else None
@@ -202,32 +255,53 @@ def replace_forward(model: onnx.ModelProto, family: str) -> tuple[onnx.ModelProt
             continue
         label = f"node {node.name or node.op_type!r} ({node.op_type})"
         if isinstance(plan, str):
-            raise ResampleGradError(OP, f"{label}: {plan}")
+            form = matmul_form(node, ctx, version) if fallback == "node" and node.op_type == "Resize" else None
+            if isinstance(form, tuple):
+                planned[index] = ("matmul", *form, plan)
+                continue
+            hint = f"; --fallback node cannot write it as MatMuls either: {form}" if form else \
+                ("; --fallback node writes a 4-D Resize of static shapes as MatMuls" if node.op_type == "Resize"
+                 else "")
+            raise ResampleGradError(OP, f"{label}: {plan}{hint}")
         ge_type, attrs, inputs = plan
         dtype = DTYPE_NAMES.get(ctx.elem(node.input[0]), "unknown")
         checks, problems = _checks(ge_type, attrs, dtype, family)
         if problems:
             raise ResampleGradError(OP, f"{label} becomes GE op {ge_type}, which cannot run it: {problems[0]}")
-        planned.append((index, ge_type, attrs, inputs, checks))
+        planned[index] = ("ge", ge_type, attrs, inputs, checks)
     if not planned:
         return model, []
     model = copy.deepcopy(model)
-    reports, known = [], {v.name for v in model.graph.value_info}
-    for index, ge_type, attrs, inputs, checks in planned:
-        node = model.graph.node[index]
+    reports, known, nodes = [], {v.name for v in model.graph.value_info}, []
+    for index, node in enumerate(model.graph.node):
+        if index not in planned:
+            nodes.append(node)
+            continue
+        name = node.name or node.op_type
+        if planned[index][0] == "matmul":
+            _, added, inits, why = planned[index]
+            nodes += added
+            model.graph.initializer.extend(inits)
+            reports.append(NodeReport(name, node.op_type, None, f"fallback: {why}; written as two MatMuls with "
+                                                                f"constant weights (standard ONNX)"))
+            continue
+        _, ge_type, attrs, inputs, checks = planned[index]
         # a name of its own where the node has none (the plugin and the GE IR program name ops by it)
         ge = _ge_node(ge_type, inputs, list(node.output), node.name or ctx.fresh(node.op_type), attrs)
         ge.doc_string = json.dumps({RECORD_KEY: {"node": _node_record(node), "added": [], "initializers": [],
                                                  OPSET_KEY: version}})
-        for name in node.output:  # the GE node has no schema: keep its outputs' types for the nodes after it
-            shape, elem = info.get(name, (None, 0))
-            if name not in known and elem:
-                model.graph.value_info.append(helper.make_tensor_value_info(name, elem, shape))
-        reports.append(NodeReport(node.name or node.op_type, node.op_type, ge_type, "converted", dict(attrs), checks,
+        for output in node.output:  # the GE node has no schema: keep its outputs' types for the nodes after it
+            shape, elem = info.get(output, (None, 0))
+            if output not in known and elem:
+                model.graph.value_info.append(helper.make_tensor_value_info(output, elem, shape))
+        reports.append(NodeReport(name, node.op_type, ge_type, "converted", dict(attrs), checks,
                                   mapping=f"standard {node.op_type} (opset {version}) CANN's plugin cannot read or "
                                           f"would compute otherwise -> {ge_type}"))
-        model.graph.node[index].CopyFrom(ge)
-    if not any(o.domain == GE_DOMAIN for o in model.opset_import):
+        nodes.append(ge)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    if any(kind == "ge" for kind, *_ in planned.values()) and not any(o.domain == GE_DOMAIN
+                                                                       for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(GE_DOMAIN, GE_VERSION))
     return model, reports
 

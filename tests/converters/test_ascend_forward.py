@@ -256,6 +256,38 @@ def test_resize_the_plugin_would_compute_otherwise_is_refused(mode, coefficient,
         ascend.to_ascend(model, soc=A2)
 
 
+MATMUL_CASES = [  # mode, cubic_coeff_a, extra attributes, scales (None: sizes), Y
+    ("cubic", -0.5, {"antialias": 0}, [1, 1, 1.7, 0.6], [1, 2, 17, 7]),
+    ("cubic", -0.75, {}, None, [1, 2, 4, 9]),  # antialiased with the ONNX default A
+    ("linear", -0.75, {"exclude_outside": 0}, [1, 1, 0.35, 0.5], [1, 2, 3, 6]),
+    ("cubic", -0.5, {"axes": [3, 2]}, [0.6, 1.7], [1, 2, 17, 7]),  # scales in axes order: W, H
+]
+
+
+@pytest.mark.parametrize("case", MATMUL_CASES, ids=[f"{c[0]}-{sorted(c[2])}-{'scales' if c[3] else 'sizes'}"
+                                                    for c in MATMUL_CASES])
+def test_fallback_node_writes_a_refused_resize_as_matmuls(case, tmp_path):
+    """No GE op computes it: --fallback node writes it as two MatMuls with constant weights, standard ONNX ATC reads,
+    which computes what onnxruntime's Resize does."""
+    mode, coefficient, attrs, scales, y = case
+    model = _aa_model(mode, coefficient, [1, 2, 10, 13], scales, y, **attrs)
+    feeds = {"x": RNG.standard_normal([1, 2, 10, 13]).astype(np.float32)}
+    with pytest.raises(ResampleGradError, match="--fallback node writes a 4-D Resize of static shapes as MatMuls"):
+        ascend.to_ascend(model, soc=A2)
+    conversion = ascend.to_ascend(model, soc=A2, out_dir=tmp_path, fallback="node")
+    assert [n.op_type for n in conversion.model.graph.node] == ["MatMul", "MatMul"]
+    assert conversion.nodes[0].action.startswith("fallback: CANN's Resize plugin ignores")
+    lowered = onnx.load(tmp_path / "model.ascend.onnx")
+    np.testing.assert_allclose(_ort(lowered, feeds), _ort(model, feeds), rtol=1e-5, atol=1e-5)
+
+
+def test_the_matmul_form_needs_static_shapes():
+    model = _aa_model("cubic", -0.5, [1, 2, "h", 13], None, [1, 2, 4, 9], antialias=0)
+    with pytest.raises(ResampleGradError, match="--fallback node cannot write it as MatMuls either: X .* and Y .* "
+                                                "need static shapes"):
+        ascend.to_ascend(model, soc=A2, fallback="node")
+
+
 def test_resize_the_plugin_computes_is_left_to_it():
     model = _aa_model("cubic", -0.75, [1, 2, 10, 13], None, [1, 2, 20, 26], antialias=0, exclude_outside=0)
     assert ascend.to_ascend(model, soc=A2).nodes == []
