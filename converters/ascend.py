@@ -830,7 +830,7 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
 def _ge_node(ge_type, inputs, outputs, name, attrs) -> onnx.NodeProto:
     """A node in the GE domain with its attributes in the prototype's order (make_node sorts them by name)."""
     node = helper.make_node(ge_type, inputs, outputs, name=name, domain=GE_DOMAIN)
-    for attr in protos.PROTOTYPES[ge_type].attrs:
+    for attr in protos.ALL_PROTOTYPES[ge_type].attrs:
         if attr.name in attrs:
             value = attrs[attr.name]
             kind = {protos.LIST_INT: onnx.AttributeProto.INTS,
@@ -982,6 +982,10 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
                                     "expected a model with resample_grad ops (from_ascend converts it back)")
     model = opset.attach(model)
     default_version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    forward_reports = []
+    if fallback != "all":  # standard forward nodes ATC cannot read (5-D GridSample...) as GE ops: ascend_forward.py
+        from .ascend_forward import replace_forward
+        model, forward_reports = replace_forward(model, family, fallback)
     if default_version > ATC_MAX_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, ATC_MAX_OPSET)
@@ -992,7 +996,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
                                         f"{error}") from None
     info = _shapes_and_types(model)
     ctx = _Context(model, info)
-    reports, fallback_nodes, rewrites = [], [], {}
+    reports, fallback_nodes, rewrites = list(forward_reports), [], {}
     for index, node in enumerate(model.graph.node):  # by position: protobuf wrappers' id()s get reused
         if node.domain != opset.DOMAIN:
             continue
@@ -1035,7 +1039,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
             new_nodes.extend(nodes)
             new_inits.extend(inits)
         else:
-            if node.domain in ("", "ai.onnx") and rewrites:
+            if node.domain in ("", "ai.onnx") and (rewrites or forward_reports):
                 node.domain = "ai.onnx"
             new_nodes.append(node)
     del model.graph.node[:]
@@ -1049,7 +1053,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     imports.pop(opset.DOMAIN, None)
     if "ai.onnx.ml" not in _domains(model.graph):
         imports.pop("ai.onnx.ml", None)
-    if rewrites:
+    if rewrites or forward_reports:
         imports[GE_DOMAIN] = GE_VERSION
         imports["ai.onnx"] = imports.pop("", imports.get("ai.onnx", ATC_MAX_OPSET))
         for node in walk(model.graph.node):
@@ -1083,12 +1087,16 @@ def from_ascend(model: onnx.ModelProto) -> onnx.ModelProto:
         raise ResampleGradError("from_ascend", f"the model has no {GE_DOMAIN} nodes; expected a model written by "
                                                "to_ascend (model.ascend.onnx; one lowered with fallback='all' is "
                                                "standard ONNX and runs as it is)")
+    from . import ascend_forward as forward
     model = copy.deepcopy(model)
-    added, dropped_inits, nodes = set(), set(), []
+    added, dropped_inits, nodes, forward_opset = set(), set(), [], 0
     for node in model.graph.node:
         record = _record_of(node) if node.domain == GE_DOMAIN else None
         if record is not None:
             nodes.append(_node_from_record(record["node"]))
+            if forward.recorded_opset(record):  # a standard forward node: set aside for forward.raise_opset
+                nodes[-1].domain = forward.ASIDE
+                forward_opset = max(forward_opset, forward.recorded_opset(record))
             added |= set(record["added"])
             dropped_inits |= set(record["initializers"])
             continue
@@ -1118,7 +1126,7 @@ def from_ascend(model: onnx.ModelProto) -> onnx.ModelProto:
     imports[opset.DOMAIN] = opset.VERSION
     del model.opset_import[:]
     model.opset_import.extend(helper.make_opsetid(d, v) for d, v in imports.items())
-    return opset.attach(model)
+    return opset.attach(forward.raise_opset(model, forward_opset))
 
 
 # --------------------------------------------------------------------------- files
