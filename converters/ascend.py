@@ -1,6 +1,6 @@
 """ONNX models with resample_grad ops to Ascend ATC, and back.
 
-    to_ascend(model, soc="Ascend910B1", out_dir="out", cast=False, fallback=None, wide_modes=False)
+    to_ascend(model, soc="Ascend910B1", out_dir="out", cast=False, fallback=None, wide_modes=False, native_half=False)
     from_ascend(model)
     resample-grad convert MODEL --target ascend --soc SOC -o DIR [--cast] [--fallback node|all] [--wide-modes]
     resample-grad convert model.ascend.onnx --from ascend -o MODEL.onnx
@@ -15,6 +15,9 @@ to_ascend writes into out_dir:
 
 Checks come from ascend_prototypes.PROTOTYPES. A failing check is an error naming the node, unless
 --cast (dtypes) or --fallback (the node becomes its inlined standard-ONNX function body) handles it.
+A float16 / bfloat16 node runs its GE op in float32 between Casts, as aclnn does (native_half=True keeps the
+input dtype: less precise). Where a GE kernel is modelled (the section "what CANN's kernels compute"), the
+node converts only if the kernel computes the op's index map and weights on every axis of its static sizes.
 --fallback all lowers the whole model to standard ONNX (opset <= 18) for an ATC with no plugin.
 A ResizeGrad node becomes a GE op only where ascend_prototypes.RESIZE_GRAD_MAPPINGS has a row for
 its configuration and the references agree on its sizes; any other ResizeGrad is inlined.
@@ -48,6 +51,7 @@ OP = "to_ascend"
 RECORD_KEY = "resample_grad"  # the doc_string JSON key of the record
 DTYPE_NAMES = cpp.DTYPE_NAMES
 FLOAT_ELEMS = {TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE}
+HALF_TYPES = ("float16", "bfloat16")
 AGREEMENT = 1e-6  # ResizeGrad mappings: largest tap-weight difference per unit of input length (see _probe_axis)
 
 
@@ -152,6 +156,209 @@ def _record_of(node: onnx.NodeProto) -> dict | None:
         return None
 
 
+# --------------------------------------------------------------------------- what CANN's kernels compute
+
+# The GE kernels' arithmetic along one resized axis, as M[out, in] (the forward weight of input i in output o), read
+# from their source: hicann/ops-cv at OPS_CV (AscendC, Atlas A2 / A3 and Ascend 950) and, for the older ops that
+# ops-cv registers on Ascend 950 only, the TBE sources of Ascend canndev as mirrored at CANNDEV. A node becomes its GE
+# op only where this matrix equals the op's own (opset/_taps.py) on every axis; docs/ascend.md explains each case.
+OPS_CV = "hicann/ops-cv@6ae8765"
+CANNDEV = "dengguojie/vue-element-admin@57af4a1 (canndev mirror)"
+KERNEL_TBE_FAMILIES = ("Atlas training series", "Atlas inference series", "Atlas A2", "Atlas A3")
+_SCALE_ONE = 1e-6  # FloatEqual(scale, 1) of the ops-cv kernels: such an axis is copied
+
+
+def _identity(size_in: int, size_out: int) -> np.ndarray:
+    return np.eye(size_out, size_in)
+
+
+def _nearest_kernel(size_in: int, size_out: int, scale: float, exact: bool) -> np.ndarray:
+    """UpsampleNearest(Exact)2dGrad / 3dGrad: the tiling resolves the forward scale out/in (the attribute when > 0,
+    else float(out) / in: upsample_nearest_exact2d_grad_tiling.h:116-126, upsample_nearest3d_grad_tiling.cpp:263-270);
+    input x takes the outputs o in [min(ceil(x * s [- 0.5]), out), min(ceil((x + 1) * s [- 0.5]), out)), in float32
+    (upsample_nearest_exact2d_grad_kernel.h:317-337, upsample_nearest3d_grad.h:299-309, arch35
+    upsample_nearest_exact2d_grad_simt_base.h:34-42); a scale of 1 copies (kernel.h:290-297)."""
+    s = np.float32(scale) if scale > 0 else np.float32(size_out) / np.float32(size_in)
+    if abs(float(s) - 1.0) < _SCALE_ONE:
+        return _identity(size_in, size_out)
+    edges = np.arange(size_in + 1, dtype=np.float32) * s
+    if exact:
+        edges = edges - np.float32(0.5)
+    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
+    m = np.zeros((size_out, size_in))
+    for x in range(size_in):
+        m[max(edges[x], 0):max(edges[x + 1], 0), x] = 1
+    return m
+
+
+def _linear_rows(size_in: int, source: np.ndarray) -> np.ndarray:
+    """Rows of two taps floor(src), floor(src) + 1 with weights 1 - l, l; the last input takes both."""
+    low = np.floor(source).astype(np.int64)
+    lam = (source - low.astype(np.float32)).astype(np.float64)
+    m = np.zeros((len(source), size_in))
+    for o, (i, w) in enumerate(zip(low, lam, strict=True)):
+        if not 0 <= i < size_in:
+            return np.full_like(m, np.nan)  # a read outside the image: never the op's
+        m[o, i] += 1 - w
+        m[o, min(i + 1, size_in - 1)] += w
+    return m
+
+
+def _bilinear_kernel(size_in: int, size_out: int, inverse: float, corners: bool) -> np.ndarray:
+    """UpsampleBilinear2dGrad: the tiling resolves the inverse scale in/out ((in-1)/(out-1) with align_corners, 0 for
+    one output; else the attribute when > 0, else float(in) / out: upsample_bilinear2d_grad_tiling.cpp:155-172); the
+    kernel's source index is o * s, or max((o + 0.5) * s - 0.5, 0), floor and lambda in float32
+    (upsample_bilinear2d_grad_kernel.h:345-379), the last input taking both weights (kernel.h:447-451); a scale of 1
+    copies (kernel.h:197-198)."""
+    if corners:
+        s = np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+    else:
+        s = np.float32(inverse) if inverse > 0 else np.float32(size_in) / np.float32(size_out)
+    if abs(float(s) - 1.0) < _SCALE_ONE:
+        return _identity(size_in, size_out)
+    o = np.arange(size_out, dtype=np.float32)
+    source = o * s if corners else np.maximum((o + np.float32(0.5)) * s - np.float32(0.5), np.float32(0))
+    return _linear_rows(size_in, source)
+
+
+def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, deterministic: bool) -> np.ndarray:
+    """UpsampleBicubic2dGrad: the attribute is the inverse scale, used as it is. The tiling runs the deterministic
+    kernel when the context asks for it or a step is outside [1/50, 50) (upsample_bicubic2d_grad_tiling.cpp:306-313),
+    and that kernel copies an axis of equal sizes whatever its step (tiling.cpp:330-334). Both kernels: source
+    o * s or (o + 0.5) * s - 0.5 in float32, four taps floor - 1 .. floor + 2 read at the border when outside, Keys'
+    weights with A = -0.75 (upsample_bicubic2d_grad_base.cpp:124-160, 233-265; _dc.h:59-80, 414-441)."""
+    if deterministic and size_in == size_out:
+        return _identity(size_in, size_out)
+    s = np.float32(step)
+    o = np.arange(size_out, dtype=np.float32)
+    source = o * s if corners else (o + np.float32(0.5)) * s - np.float32(0.5)
+    low = np.floor(source).astype(np.int64)
+    t = source - low.astype(np.float32)
+    from resample_grad.opset._taps import cubic_coefficients  # Keys' polynomial: the kernel's constants are A=-0.75's
+    m = np.zeros((size_out, size_in))
+    for k, w in enumerate(cubic_coefficients(t, -0.75)):
+        np.add.at(m, (np.arange(size_out), np.clip(low - 1 + k, 0, size_in - 1)), w.astype(np.float64))
+    return m
+
+
+def _tbe_scale(size_in: int, size_out: int, corners: bool) -> np.float32:
+    """The older ResizeBilinearV2Grad / ResizeNearestNeighborV2Grad (TBE) read no `scales`: image / grads from the
+    sizes, (in-1)/(out-1) with align_corners (CANNDEV ops/built-in/tbe/impl/dynamic/resize_bilinear_v2_grad.py:
+    398-419, dynamic/resize_nearest_neighbor_v2_grad.py:171-216; their signatures :1213, :930 take no scales)."""
+    if corners:
+        return np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+    return np.float32(size_in) / np.float32(size_out)
+
+
+def _tbe_bilinear_kernel(size_in: int, size_out: int, corners: bool, half_pixel: bool) -> np.ndarray:
+    """TBE ResizeBilinearV2Grad: scale 0 for one grads row (resize_bilinear_v2_grad.py:411-417), source s * o or
+    max(s * (o + 0.5) - 0.5, 0) (:428-436), floor, the right tap only below the last input (:447-464)."""
+    s = _tbe_scale(size_in, size_out, corners) if size_out > 1 else np.float32(0)
+    o = np.arange(size_out, dtype=np.float32)
+    source = np.maximum(s * (o + np.float32(0.5)) - np.float32(0.5), np.float32(0)) if half_pixel else s * o
+    return _linear_rows(size_in, source)
+
+
+def _tbe_nearest_kernel(size_in: int, size_out: int, corners: bool, half_pixel: bool) -> list[np.ndarray]:
+    """TBE ResizeNearestNeighborV2Grad: index floor((o [+ 0.5]) * s), rounded instead with align_corners
+    (resize_nearest_neighbor_v2_grad.py:137-169, vconv f322s32r); no clamp. Both tie rules are returned (the
+    rounding mode of f322s32r is not in the source): a node converts only where they agree."""
+    if corners and size_in > 1 and size_out == 1:  # (size - 1) / (grads - 1): a division by 0 (:203-214)
+        return [np.full((size_out, size_in), np.nan)]
+    s = _tbe_scale(size_in, size_out, corners)
+    o = np.arange(size_out, dtype=np.float32)
+    product = (o + np.float32(0.5)) * s if half_pixel else o * s
+    indices = [np.rint(product), np.floor(product + np.float32(0.5))] if corners else [np.floor(product)]
+    out = []
+    for index in indices:
+        m = np.zeros((size_out, size_in))
+        index = index.astype(np.int64)
+        if index.min() < 0 or index.max() >= size_in:
+            m[:] = np.nan
+        else:
+            m[np.arange(size_out), index] = 1
+        out.append(m)
+    return out
+
+
+def _nearest_v2_950_kernel(size_in: int, size_out: int, forward: float, corners: bool, half_pixel: bool,
+                           all_equal: bool) -> np.ndarray:
+    """ResizeNearestNeighborV2Grad on Ascend 950 (ops-cv arch35): equal sizes on both axes copy
+    (resize_nearest_neighbor_v2_grad_tiling_base.cpp:443-446). align_corners: min(roundf(o * s), in - 1) with
+    s = (in-1)/(out-1), 0 for one output (tiling_base.cpp:371-372; simt.h:96-106). Otherwise the deterministic
+    kernel always (tiling_base.cpp:438): s = 1 / scale, else in/out (:378-388), inv = 1 / s (:390-393), and input y
+    takes the outputs [min(ceil(y * inv [- 0.5]), out), min(ceil((y + 1) * inv [- 0.5]), out))
+    (simt_determine.h:79-88, 105-108)."""
+    if all_equal:
+        return _identity(size_in, size_out)
+    m = np.zeros((size_out, size_in))
+    if corners:
+        s = np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+        product = np.arange(size_out, dtype=np.float32) * s
+        index = np.floor(product) + (product - np.floor(product) >= np.float32(0.5))  # roundf: half away from 0
+        m[np.arange(size_out), np.minimum(index.astype(np.int64), size_in - 1)] = 1
+        return m
+    s = np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
+    inv = np.float32(1) / s
+    edges = np.arange(size_in + 1, dtype=np.float32) * inv - np.float32(0.5 if half_pixel else 0)
+    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
+    for y in range(size_in):
+        m[max(edges[y], 0):max(edges[y + 1], 0), y] = 1
+    return m
+
+
+def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, spatial: int, size_in: int,
+                     size_out: int, all_equal: bool = False) -> list[np.ndarray] | None:
+    """Every M[out, in] the GE op's kernels can compute along one axis with these attributes (more than one where the
+    kernel depends on something the model does not fix), or None where the kernel is not modelled here.
+    all_equal: every resized axis of the node keeps its size."""
+    corners = bool(attrs.get("align_corners", 0))
+    two = ("scales_h", "scales_w")[axis] if spatial == 2 else None
+    if ge_type in ("UpsampleNearest2dGrad", "UpsampleNearestExact2dGrad"):
+        return [_nearest_kernel(size_in, size_out, attrs[two], "Exact" in ge_type)]
+    if ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
+        scales = attrs.get("scales") or []
+        return [_nearest_kernel(size_in, size_out, scales[axis] if scales else 0.0, "Exact" in ge_type)]
+    if ge_type == "UpsampleBilinear2dGrad":
+        return [_bilinear_kernel(size_in, size_out, attrs[two], corners)]
+    if ge_type == "UpsampleBicubic2dGrad":
+        return [_bicubic_kernel(size_in, size_out, attrs[two], corners, d) for d in (False, True)]
+    if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeBilinearV2Grad":
+        return [_tbe_bilinear_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))]
+    if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeNearestNeighborV2Grad":
+        return _tbe_nearest_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))
+    if family == "Ascend 950" and ge_type == "ResizeNearestNeighborV2Grad":
+        return [_nearest_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
+                                       bool(attrs.get("half_pixel_centers", 0)), all_equal)]
+    return None
+
+
+def _first_difference(kernel: np.ndarray, op: np.ndarray) -> str:
+    """Where a kernel's matrix leaves the op's: the first output row that differs, as the inputs each reads."""
+    bad = np.flatnonzero(~np.isclose(kernel, op, atol=AGREEMENT * max(1, op.shape[1]), rtol=0).all(axis=1))
+    if not len(bad):
+        return "same"
+    o = int(bad[0])
+
+    def reads(row):
+        return "nothing" if not np.nan_to_num(row).any() else ", ".join(
+            f"{i}" if abs(w - 1) < 1e-9 else f"{i}:{w:.3g}" for i, w in enumerate(row) if w)
+    return f"output {o} reads input {reads(kernel[o])} on the device, {reads(op[o])} in the op"
+
+
+def _kernel_agrees(ge_type, family, attrs, axis, spatial, size_in, size_out, op_matrix,
+                   all_equal=False) -> tuple[bool | None, str]:
+    """(True / False / None if not modelled, where they differ)."""
+    kernels = _kernel_matrices(ge_type, family, attrs, axis, spatial, size_in, size_out, all_equal)
+    if kernels is None:
+        return None, "kernel not modelled"
+    for kernel in kernels:
+        where = _first_difference(kernel, op_matrix)
+        if where != "same":
+            return False, where
+    return True, "same"
+
+
 # --------------------------------------------------------------------------- the GE node(s) of one op
 
 @dataclasses.dataclass
@@ -169,6 +376,8 @@ class GePlan:
     # name, ok, detail, problem
     checks: list[tuple[str, bool, str, str | None]] = dataclasses.field(default_factory=list)
     out_shapes: list[list | None] = dataclasses.field(default_factory=list)
+    # per resized axis of the GE op: axis, in, out, the op's M[out, in] (what the kernel must compute there)
+    kernel_axes: list[tuple[int, int, int, np.ndarray]] = dataclasses.field(default_factory=list)
 
 
 class _Context:
@@ -242,43 +451,88 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
                f"{ge_type} needs static sizes (input_size {size}, grad_output spatial {out}); N or C of -1 must be "
                "known from grad_output")]
     names = ("scale_d", "scale_h", "scale_w")[3 - len(out):]
+    static = _static(size) and _static(out)
+    axes = [(k, i, o, _op_matrix(spec.taps, i, o, f, corners, 0)) for k, (i, o, f)
+            in enumerate(zip(size[2:], out, forward, strict=True))] if static else []
     if ge_type in ("UpsampleNearest2dGrad", "UpsampleNearestExact2dGrad"):
+        # per axis the given scale, else 0 (the size ratio: where the op ignores the scale, issue A)
         ge_attrs = dict(output_size=out, input_size=size, scales_h=float(forward[0]), scales_w=float(forward[1]))
+        candidates = [[f, 0.0] for f in forward]
     elif ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
-        # GE: exactly one of output_size / scales, the other an explicit empty list (the defaults are not empty)
-        given = any(forward)
-        ge_attrs = dict(input_size=size, output_size=[] if given else out,
-                        scales=[float(f) for f in forward] if given else [])
-        if given:
-            ok = all(f > 0 for f in forward)
-            checks.append(("scales all given", ok, f"scales {forward}",
-                           None if ok else f"{ge_type} takes scales for every axis or none, got {forward}"))
-            if ge_type == "UpsampleNearest3dGrad" and ok and _static(size) and _static(out):
-                floors = [int(np.floor(i * f)) for i, f in zip(size[2:], forward, strict=True)]
-                ok = floors == list(out)
-                checks.append(("floor(in * scale) == out", ok, f"{floors} vs grad_output {out}",
-                               None if ok else f"GE infershape needs floor(input_size * scales) == grad_output "
-                                               f"spatial, got {floors} vs {out}"))
+        # GE infershape takes exactly one of output_size / scales, and with scales needs floor(in * scale) == out
+        # (upsample_nearest3d_grad_infershape.cpp:43-72); the tiling reads scales[0..2] whatever was given
+        # (upsample_nearest3d_grad_tiling.cpp:180-183, arch35 :232-235): scales for every axis, output_size empty
+        ge_attrs = dict(input_size=size, output_size=[], scales=[float(f) for f in forward])
+        candidates = [_scales_3d(i, o, f) for i, o, f in zip(size[2:], out, forward, strict=True)] if static else []
+        if static and not all(candidates):
+            checks.append(("scales for GE infershape", False, f"input_size {size}, grad_output {out}",
+                           f"{ge_type}: no float32 scale s gives floor(in * s) == out on every axis (GE infershape) "
+                           f"for input_size {size[2:]} -> {out}"))
     elif ge_type == "UpsampleTrilinear3dBackward":
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners,
                         **{n: _inverse(f) for n, f in zip(names, forward, strict=True)})
+        candidates = None
     elif ge_type == "UpsampleBicubic2dGrad":  # no sizes: the kernel uses the resolved inverse scales as they are
         resolved = [0.0, 0.0]
-        if _static(size) and _static(out):
+        if static:
             resolved = [((i - 1) / (o - 1) if o > 1 else 0.0) if corners else (1.0 / f if f > 0 else i / o)
                         for i, o, f in zip(size[2:], out, forward, strict=True)]
+            steps = [(i, o, r) for i, o, r in zip(size[2:], out, resolved, strict=True)]  # the step it checks
         ge_attrs = dict(align_corners=corners, scales_h=float(resolved[0]), scales_w=float(resolved[1]))
+        candidates = [[r] + ([1.0] if i == o else []) for i, o, r in zip(size[2:], out, resolved, strict=True)]
     elif ge_type == "ResizeGradD":  # the torch bicubic backward of aclnnUpsampleBicubic2dBackward's fallback
         ge_attrs = dict(original_size=size, roi=[], scales=[float(f) for f in forward],
                         coordinate_transformation_mode="align_corners" if corners else "half_pixel",
                         cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic",
                         nearest_mode="round_prefer_floor",
                         data_format="HWNC")  # as CANN's only caller (ops-cv resize_grad_d.cpp), on HWNC data
+        candidates = None
     else:  # UpsampleBilinear2dGrad and the antialias ops: inverse scales
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners, scales_h=_inverse(forward[0]),
                         scales_w=_inverse(forward[1]))
+        candidates = [[_inverse(f), 0.0] for f in forward] if ge_type == "UpsampleBilinear2dGrad" else None
+    if candidates and axes:
+        _choose_axis_values(ge_type, ge_attrs, axes, candidates)
+        if ge_type == "UpsampleBicubic2dGrad":
+            steps = [(i, o, ge_attrs[n]) for (_, i, o, _), n in zip(axes, ("scales_h", "scales_w"), strict=True)]
     return GePlan(ge_type, [node.input[0]], [node.output[0]], ge_attrs, steps, wrap=wrap, checks=checks,
-                  out_shapes=[size])
+                  out_shapes=[size], kernel_axes=axes)
+
+
+def _op_matrix(taps: str, size_in: int, size_out: int, scale: float, corners, half_pixel) -> np.ndarray:
+    """M[out, in] of the resample_grad op along one axis (its tap function, float32 arithmetic)."""
+    from resample_grad.opset._taps import TAP_KINDS
+    return TAP_KINDS[taps](size_in, size_out, scale, bool(corners), bool(half_pixel), np.float32).matrix(np.float64)
+
+
+def _scales_3d(size_in: int, size_out: int, forward: float) -> list[float]:
+    """The scales a 3-D nearest GE op can take on one axis: GE infershape's floor(in * s) == out in float32, the
+    given scale first, then out / in rounded to float32 and its next float up (what the tiling resolves for 0)."""
+    ratio = np.float32(size_out) / np.float32(size_in)
+    tried = ([np.float32(forward)] if forward > 0 else []) + [ratio, np.nextafter(ratio, np.float32(np.inf))]
+    return [float(s) for s in tried if int(np.floor(np.float32(size_in) * s)) == size_out]
+
+
+def _put_axis(ge_type: str, ge_attrs: dict, axis: int, value: float) -> None:
+    """Set one axis' scale where the GE op keeps it: the 3-D ops' scales list, else scales_h / scales_w."""
+    if ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
+        ge_attrs["scales"][axis] = float(value)
+    else:
+        ge_attrs[("scales_h", "scales_w")[axis]] = float(value)
+
+
+def _choose_axis_values(ge_type: str, ge_attrs: dict, axes, candidates) -> None:
+    """Per axis, the first candidate attribute value with which the kernel computes the op's matrix (issues A, B):
+    the given scale where the kernel follows it as the op does, else the alternative (0: the size ratio, or a
+    step of 1 for an axis the op copies). Left at the first candidate where none agrees (_check_plan says where)."""
+    for (axis, size_in, size_out, op_matrix), values in zip(axes, candidates, strict=True):
+        for value in values:
+            _put_axis(ge_type, ge_attrs, axis, value)
+            if _kernel_agrees(ge_type, None, ge_attrs, axis, len(axes), size_in, size_out, op_matrix)[0]:
+                break
+        else:
+            if values:
+                _put_axis(ge_type, ge_attrs, axis, values[0])
 
 
 def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
@@ -316,6 +570,10 @@ def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     plan.steps = [(i, o, _step(i, o, f, corners)) for i, o, f in zip(original[2:], grads[2:], scales, strict=True)
                   if i is not None and o is not None]
     plan.out_shapes = [original]
+    if _static(original[2:]) and _static(grads[2:]):
+        taps, half_pixel = opset.OPS[node.op_type].spec.taps, ge_attrs.get("half_pixel_centers", 0)
+        plan.kernel_axes = [(k, i, o, _op_matrix(taps, i, o, f, corners, half_pixel))
+                            for k, (i, o, f) in enumerate(zip(original[2:], grads[2:], scales, strict=True))]
     return plan
 
 
@@ -358,29 +616,35 @@ def _target_reference(target: str, dy: np.ndarray, x_shape, attrs: dict) -> np.n
 
 
 def _probe_axis(resize_attrs: dict, target: str, fixed: dict, axis: int, size_in: int, size_out: int,
-                scale: float | None, dtype) -> float:
-    """Largest difference between the two ops' tap weights along one axis (the other resized axis kept at 1):
-    both references run on the one-hot gradients of every output position, so each result row is the
-    row of one tap matrix. The coordinates are float32 in ResizeGrad (onnxruntime divides by the scale)
-    and in aten (it multiplies by the inverse), so equal functions still differ by float32 rounding of
-    a coordinate, which grows with its magnitude: AGREEMENT is per unit of input length."""
+                scale: float | None, dtype, alone: bool) -> float:
+    """Largest difference between the two ops' tap weights along one axis: both references run on the one-hot
+    gradients of every output position, so each result row is the row of one tap matrix. The other spatial axis is
+    1 -> 1 where the node resizes nothing else (`alone`), else 1 -> 2 (gradients summed, halved): ResizeGrad, as
+    onnxruntime's Resize, copies a tensor whose every axis keeps its size, whatever the scales, but resizes an axis
+    that keeps its size by its scale when another axis is resized. The coordinates are float32 in ResizeGrad
+    (onnxruntime divides by the scale) and in aten (it multiplies by the inverse), so equal functions still differ by
+    float32 rounding of a coordinate, which grows with its magnitude: AGREEMENT is per unit of input length."""
     from resample_grad.opset.resize_grad import resize_grad
+    other, wide = 5 - axis, 1 if alone else 2
     x_shape = [size_out, 1, 1, 1]
     x_shape[axis] = size_in
     dy_shape = [size_out, 1, 1, 1]
-    dy_shape[axis] = size_out
+    dy_shape[axis], dy_shape[other] = size_out, wide
     dy = np.zeros(dy_shape, dtype)
-    index = [np.arange(size_out), 0, 0, 0]
+    index = [np.arange(size_out), 0, slice(None), slice(None)]
     index[axis] = np.arange(size_out)
     dy[tuple(index)] = 1
-    scales = None if scale is None else np.array([1.0, 1.0] + ([scale, 1.0] if axis == 2 else [1.0, scale]), np.float32)
+    step = [1.0, 1.0, 1.0, 1.0]
+    step[axis], step[other] = scale or 0.0, float(wide)
+    scales = None if scale is None else np.array(step, np.float32)
     sizes = None if scale is not None else np.array(dy_shape, np.int64)
     ours = resize_grad(dy, np.zeros(x_shape, dtype), None, scales, sizes,
                        **{k: v for k, v in resize_attrs.items() if k not in ("axes", "keep_aspect_ratio_policy")})
     forward = [0.0, 0.0]
     forward[axis - 2] = scale or 0.0
+    forward[other - 2] = float(wide) if scale is not None else 0.0
     theirs = _target_reference(target, dy, x_shape, _target_attrs(target, fixed, x_shape, dy_shape, forward))
-    return float(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max())
+    return float(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max()) / wide
 
 
 def _matches(row: protos.ResizeMapping, a) -> bool:
@@ -449,7 +713,8 @@ def resize_grad_targets(node, ctx: _Context) -> tuple[list[tuple[onnx.NodeProto,
             rejected.append(f"{row.name}: an output of length 1 reads coordinate 0 in ResizeGrad")
             continue
         for target, fixed in row.targets:
-            worst = [_probe_axis(values, target, fixed, axis, p.input_size, p.output_size, s, dtype)
+            alone = [p.input_size for p in plan[2:]] == [p.output_size for p in plan[2:]]
+            worst = [_probe_axis(values, target, fixed, axis, p.input_size, p.output_size, s, dtype, alone)
                      for axis, p, s in zip((2, 3), plan[2:], scales, strict=True)]
             limits = [AGREEMENT * max(1, p.input_size) for p in plan[2:]]
             detail = f"{row.name} -> {target}{_fixed(fixed)}: references differ by " + ", ".join(
@@ -495,7 +760,7 @@ def _fixed(fixed: dict) -> str:
 
 # --------------------------------------------------------------------------- checks
 
-def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: bool):
+def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: bool, native_half: bool = False):
     """The device checks of one GE op: (checks, problems no option fixes, needs a Cast)."""
     ge = protos.PROTOTYPES[plan.ge_type]
     checks, problems, needs_cast = [], [], False
@@ -512,7 +777,11 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
                  + ("" if supported else f": not available (it runs on {', '.join(ge.dtypes)})"),
                  f"GE op {ge.ge_type} is not available on {family} (it runs on {', '.join(ge.dtypes)})"):
         return checks, problems, False
-    if not check("dtype", dtype in supported, f"{dtype} (supported: {', '.join(supported)})"):
+    if dtype in HALF_TYPES and "float32" in supported and not native_half:  # issue E: as every aclnn caller does
+        needs_cast = True
+        check("dtype", True, f"{dtype}: Cast to float32 around the op, as aclnn does (the kernels keep weights and "
+                             f"partial sums in the input dtype; native_half keeps {dtype}, less precise)")
+    elif not check("dtype", dtype in supported, f"{dtype} (supported: {', '.join(supported)})"):
         if cast and "float32" in supported:
             needs_cast = True
             checks[-1]["detail"] += "; --cast: Cast to float32 around the op"
@@ -543,6 +812,16 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
                   f"(inverse scale >= {limit.low:g})")
     for name, ok, detail, problem in plan.checks:
         check(name, ok, detail, problem)
+    all_equal = all(i == o for _, i, o, _ in plan.kernel_axes)
+    for axis, size_in, size_out, op_matrix in plan.kernel_axes:
+        agrees, where = _kernel_agrees(plan.ge_type, family, plan.attrs, axis, len(plan.kernel_axes), size_in,
+                                       size_out, op_matrix, all_equal)
+        label = ("D", "H", "W")[3 - len(plan.kernel_axes) + axis]
+        if agrees is not None:
+            check(f"kernel computes the op on {label}", agrees,
+                  f"{size_in} -> {size_out}: " + ("its index map and weights are the op's" if agrees else where),
+                  f"{plan.ge_type} on {family} computes another gradient on {label} ({size_in} -> {size_out}): "
+                  f"{where}")
     return checks, problems, needs_cast
 
 
@@ -551,7 +830,7 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
 def _ge_node(ge_type, inputs, outputs, name, attrs) -> onnx.NodeProto:
     """A node in the GE domain with its attributes in the prototype's order (make_node sorts them by name)."""
     node = helper.make_node(ge_type, inputs, outputs, name=name, domain=GE_DOMAIN)
-    for attr in protos.PROTOTYPES[ge_type].attrs:
+    for attr in protos.ALL_PROTOTYPES[ge_type].attrs:
         if attr.name in attrs:
             value = attrs[attr.name]
             kind = {protos.LIST_INT: onnx.AttributeProto.INTS,
@@ -626,7 +905,7 @@ def _emit(original, plan: GePlan, needs_cast: bool,
     return pre + [ge] + post, inits
 
 
-def _plan_node(node, ctx: _Context, family, cast, wide_modes):
+def _plan_node(node, ctx: _Context, family, cast, wide_modes, native_half=False):
     """The GE op for one node: (plan or None, report, problems, needs_cast)."""
     report = NodeReport(node.name or node.op_type, node.op_type, None, "converted")
     if node.op_type == "ResizeGrad":
@@ -645,7 +924,7 @@ def _plan_node(node, ctx: _Context, family, cast, wide_modes):
         plan = PLANS[target.op_type](target, ctx, ge_type)
         if init is not None:
             plan.inits.append(init)
-        checks, problems, needs_cast = _check_plan(plan, dtype, family, cast, wide_modes)
+        checks, problems, needs_cast = _check_plan(plan, dtype, family, cast, wide_modes, native_half)
         tried.append((plan, checks, problems, needs_cast, detail))
         if not problems:
             break
@@ -691,7 +970,7 @@ def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
 
 
 def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, cast: bool = False,
-              fallback: str | None = None, wide_modes: bool = False) -> Conversion:
+              fallback: str | None = None, wide_modes: bool = False, native_half: bool = False) -> Conversion:
     if fallback not in (None, "node", "all"):
         raise ResampleGradError(OP, f"fallback must be 'node' or 'all', got {fallback!r}")
     try:
@@ -703,6 +982,10 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
                                     "expected a model with resample_grad ops (from_ascend converts it back)")
     model = opset.attach(model)
     default_version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    forward_reports = []
+    if fallback != "all":  # standard forward nodes ATC cannot read (5-D GridSample...) as GE ops: ascend_forward.py
+        from .ascend_forward import replace_forward
+        model, forward_reports = replace_forward(model, family, fallback)
     if default_version > ATC_MAX_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, ATC_MAX_OPSET)
@@ -713,7 +996,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
                                         f"{error}") from None
     info = _shapes_and_types(model)
     ctx = _Context(model, info)
-    reports, fallback_nodes, rewrites = [], [], {}
+    reports, fallback_nodes, rewrites = list(forward_reports), [], {}
     for index, node in enumerate(model.graph.node):  # by position: protobuf wrappers' id()s get reused
         if node.domain != opset.DOMAIN:
             continue
@@ -721,7 +1004,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
             report = NodeReport(node.name or node.op_type, node.op_type, None, "fallback (--fallback all)")
             plan, problems = None, []
         else:
-            plan, report, problems, needs_cast = _plan_node(node, ctx, family, cast, wide_modes)
+            plan, report, problems, needs_cast = _plan_node(node, ctx, family, cast, wide_modes, native_half)
         if plan is None or (problems and fallback == "node"):
             if plan is not None:
                 report.action = f"fallback: {problems[0]}"
@@ -756,7 +1039,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
             new_nodes.extend(nodes)
             new_inits.extend(inits)
         else:
-            if node.domain in ("", "ai.onnx") and rewrites:
+            if node.domain in ("", "ai.onnx") and (rewrites or forward_reports):
                 node.domain = "ai.onnx"
             new_nodes.append(node)
     del model.graph.node[:]
@@ -770,7 +1053,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     imports.pop(opset.DOMAIN, None)
     if "ai.onnx.ml" not in _domains(model.graph):
         imports.pop("ai.onnx.ml", None)
-    if rewrites:
+    if rewrites or forward_reports:
         imports[GE_DOMAIN] = GE_VERSION
         imports["ai.onnx"] = imports.pop("", imports.get("ai.onnx", ATC_MAX_OPSET))
         for node in walk(model.graph.node):
@@ -804,12 +1087,16 @@ def from_ascend(model: onnx.ModelProto) -> onnx.ModelProto:
         raise ResampleGradError("from_ascend", f"the model has no {GE_DOMAIN} nodes; expected a model written by "
                                                "to_ascend (model.ascend.onnx; one lowered with fallback='all' is "
                                                "standard ONNX and runs as it is)")
+    from . import ascend_forward as forward
     model = copy.deepcopy(model)
-    added, dropped_inits, nodes = set(), set(), []
+    added, dropped_inits, nodes, forward_opset = set(), set(), [], 0
     for node in model.graph.node:
         record = _record_of(node) if node.domain == GE_DOMAIN else None
         if record is not None:
             nodes.append(_node_from_record(record["node"]))
+            if forward.recorded_opset(record):  # a standard forward node: set aside for forward.raise_opset
+                nodes[-1].domain = forward.ASIDE
+                forward_opset = max(forward_opset, forward.recorded_opset(record))
             added |= set(record["added"])
             dropped_inits |= set(record["initializers"])
             continue
@@ -839,7 +1126,7 @@ def from_ascend(model: onnx.ModelProto) -> onnx.ModelProto:
     imports[opset.DOMAIN] = opset.VERSION
     del model.opset_import[:]
     model.opset_import.extend(helper.make_opsetid(d, v) for d, v in imports.items())
-    return opset.attach(model)
+    return opset.attach(forward.raise_opset(model, forward_opset))
 
 
 # --------------------------------------------------------------------------- files

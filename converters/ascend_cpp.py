@@ -200,7 +200,7 @@ def plugin_source(ge_ops: list[str]) -> str:
         '#include "onnx/proto/ge_onnx.pb.h"', '#include "register/register.h"', "", "namespace domi {", "namespace {",
         "using ge::onnx::AttributeProto;", "using ge::onnx::NodeProto;", _PLUGIN_COMMON]
     for ge_type in ge_ops:
-        proto = protos.PROTOTYPES[ge_type]
+        proto = protos.ALL_PROTOTYPES[ge_type]
         attrs = ",\n".join(f"                   {{{cpp_string(a.name)}, Kind::{_KIND[a.ge_type]}, "
                             f"{'true' if a.required else 'false'}}}" for a in proto.attrs)
         ports = ", ".join(f"{{{cpp_string(port)}, {'true' if is_input else 'false'}, ge::FORMAT_{fmt}}}"
@@ -311,7 +311,7 @@ def graph_source(model: onnx.ModelProto, info, soc: str, added: set[str]) -> str
     formats = {}  # value -> the GE format its consumer reads it in
     for node in model.graph.node:
         if node.domain == GE_DOMAIN:
-            proto = protos.PROTOTYPES[node.op_type]
+            proto = protos.ALL_PROTOTYPES[node.op_type]
             for port, value in zip(proto.inputs, node.input, strict=False):  # trailing optional inputs may be absent
                 formats.setdefault(value, proto.port_format(port))
 
@@ -350,7 +350,7 @@ def graph_source(model: onnx.ModelProto, info, soc: str, added: set[str]) -> str
         values = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         connections = list(node.input)
         if node.domain == GE_DOMAIN:
-            proto = protos.PROTOTYPES[node.op_type]
+            proto = protos.ALL_PROTOTYPES[node.op_type]
             ports, outputs, out_format = proto.inputs, proto.outputs, proto.port_format
             attrs = [f"{cpp_string(a.name)}, {_cpp_attr(a.ge_type, values[a.name])}"
                      for a in proto.attrs if a.name in values]

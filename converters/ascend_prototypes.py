@@ -167,9 +167,10 @@ PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("ResizeNearestNeighborV2Grad", ("grads", "size"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False),
           _opt("scales", LIST_FLOAT, (0.0, 0.0))),
-         {"Ascend 950": HALF_AND_FLOAT, "Atlas A2": WITH_DOUBLE, "Atlas A3": WITH_DOUBLE},
+         {"Ascend 950": HALF_AND_FLOAT, "Atlas A2": ("float32", "float64"), "Atlas A3": ("float32", "float64")},
          formats={"grads": "NCHW", "y": "NCHW"},
-         source="REG_OP; README products; 950 def fp16/fp32/bf16, closed-source kernel elsewhere (AI CPU double)"),
+         source="REG_OP; README products; 950 def fp16/fp32/bf16; A2/A3 the TBE kernel: float32 grads, no scales "
+                "(canndev tbe/impl/dynamic/resize_nearest_neighbor_v2_grad.py:59, :930), AI CPU double"),
     GeOp("ResizeBicubicV2Grad", ("grads", "original_image"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("scales", LIST_FLOAT, (0.0, 0.0))),
          {"Ascend 950": HALF_AND_FLOAT}, formats=_NCHW_V2, source="REG_OP; def ascend950 only"),
@@ -179,9 +180,11 @@ PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
     GeOp("ResizeBilinearV2Grad", ("grads", "original_image"), ("y",),
          (_opt("align_corners", BOOL, False), _opt("half_pixel_centers", BOOL, False),
           _opt("scales", LIST_FLOAT, (0.0, 0.0))),
-         {family: HALF_AND_FLOAT for family in
-          ("Ascend 950", "Atlas A3", "Atlas A2", "Atlas inference series", "Atlas training series")},
-         formats=_NCHW_V2, source="REG_OP; seed 004"),
+         {"Ascend 950": HALF_AND_FLOAT,
+          **{family: ("float32",) for family in ("Atlas A3", "Atlas A2", "Atlas inference series",
+                                                 "Atlas training series")}},
+         formats=_NCHW_V2, source="REG_OP; seed 004; outside Ascend 950 the TBE kernel: float32 only, no scales "
+                                  "(canndev tbe/impl/dynamic/resize_bilinear_v2_grad.py:70-71, :1213)"),
     GeOp("ResizeGradD", ("grads",), ("y",),
          (_req("original_size", LIST_INT), _opt("roi", LIST_INT, ()), _opt("scales", LIST_FLOAT, ()),
           _opt("coordinate_transformation_mode", STRING, "half_pixel"), _opt("cubic_coeff_a", FLOAT, -0.75),
@@ -306,3 +309,60 @@ def resolve_soc(soc: str) -> tuple[str, str]:
 def family_of(soc: str) -> str:
     """The product family of a concrete ATC SoC name."""
     return resolve_soc(soc)[1]
+
+
+# --------------------------------------------------------------------------- forward ops (ascend_forward.py)
+# The GE forward ops that standard GridSample / Resize nodes ATC's ONNX parser cannot read become. Kept apart from
+# PROTOTYPES (the gradient ops' table): the plugin, the GE IR program and the contract tests read ALL_PROTOTYPES.
+FORWARD_PROTOTYPES: dict[str, GeOp] = {op.ge_type: op for op in (
+    # hicann/ge@ffdcbc9 tests/autofuse/framework/eager_style_graph_builder/all_ops.cpp:23756-23780 (inputs x, grid;
+    # output y; attributes in this order); ops-cv@6ae8765 image/grid_sample/op_api/grid_sampler3d.cpp:88-93 (the
+    # AI CPU task aclnnGridSampler3D runs: interpolation "bilinear" / "nearest" only, l.38-44; data_format "NCDHW"
+    # for NCDHW / ND input, l.86-87); products: image/grid_sample/docs/aclnnGridSampler3D.md:5-24 (not the
+    # inference series, not 200I/500 A2). GE itself transposes an NCDHW float32 input to NDHWC for the AI CPU
+    # kernel (hicann/ge@ffdcbc9 compiler/engines/cpu_engine/cpu_engine/common/util/cpu_engine_util.cc:750-781).
+    GeOp("GridSampler3D", ("x", "grid"), ("y",),
+         (_opt("interpolation_mode", STRING, "bilinear"), _opt("padding_mode", STRING, "zeros"),
+          _opt("data_format", STRING, "NCDHW"), _opt("align_corners", BOOL, False)),
+         {f: ("float16", "float32", "float64") for f in ("Atlas training series",) + A2_A3_950},
+         modes={"interpolation_mode": ("bilinear", "nearest"), "padding_mode": ("zeros", "border", "reflection"),
+                "data_format": ("NCDHW",)},
+         formats={"x": "NCDHW", "y": "NCDHW"}, rank=5,
+         source="hicann/ge all_ops.cpp GridSampler3D; ops-cv grid_sampler3d.cpp (AI CPU), aclnnGridSampler3D.md"),
+    # ops-cv@6ae8765 image/grid_sampler2_d/op_graph/grid_sampler2_d_proto.h:49-56 (x, grid -> y; FLOAT16, FLOAT;
+    # interpolation "bilinear", "nearest", "bicubic", l.35-37); A2: hicann/ge@ffdcbc9 tests/engines/nn_engine/
+    # depends/CANN_910b_stub/.../aic-ascend910b-ops-info-legacy.json:24483; 950: grid_sampler2_d_def.cpp:61
+    GeOp("GridSampler2D", ("x", "grid"), ("y",),
+         (_opt("interpolation_mode", STRING, "bilinear"), _opt("padding_mode", STRING, "zeros"),
+          _opt("align_corners", BOOL, False)),
+         {f: ("float16", "float32") for f in ("Atlas A2", "Ascend 950")},
+         modes={"interpolation_mode": ("bilinear", "nearest", "bicubic"),
+                "padding_mode": ("zeros", "border", "reflection")},
+         formats={"x": "NCHW", "y": "NCHW"},  # as CANN's own GridSample plugin sets them
+         source="ops-cv grid_sampler2_d_proto.h; 910b ops info; grid_sampler2_d_def.cpp (950)"),
+    # ops-cv@6ae8765 image/resize_upsample_trilinear/op_host/resize_upsample_trilinear_def.cpp:28-77 (input, output;
+    # output_size, align_corners, scales_d/h/w; A2, A3 and 950: FLOAT16, FLOAT, BF16; 310P: FLOAT16, FLOAT). The
+    # scales are inverse (in / out): aclnn passes castScales = 1 / scale (aclnn_upsample_trilinear_3d.cpp:342-344,
+    # upsample_trilinear_3d.cpp:180-184), 0 when not given; A2 and 310P cast float16 / bfloat16 to float32 around it
+    # (upsample_trilinear_3d.cpp:83-122).
+    GeOp("ResizeUpsampleTrilinear", ("input",), ("output",),
+         (_opt("output_size", LIST_INT), _opt("align_corners", BOOL, False), _opt("scales_d", FLOAT),
+          _opt("scales_h", FLOAT), _opt("scales_w", FLOAT)),
+         {**{f: HALF_AND_FLOAT for f in A2_A3_950}, "Atlas inference series": ("float16", "float32")},
+         rank=5, source="ops-cv resize_upsample_trilinear_def.cpp; aclnn_upsample_trilinear_3d.cpp (inverse scales)"),
+    # torch's antialiased resizes, for the 4-D Resize forms CANN's Resize plugin mishandles: ops-cv@6ae8765
+    # image/upsample_bicubic2d_aa/op_host/upsample_bicubic2d_aa_def.cpp:25-50 (x -> y; output_size required,
+    # align_corners, scales_h / scales_w default 0.0; 910b, 910_93, 950; BF16, FLOAT16, FLOAT) and
+    # image/upsample_bilinear2d_aa/op_host/upsample_bilinear2d_aa_def.cpp:24-56 (input -> output; scales without a
+    # default). Scales: inverse (in / out), except UpsampleBicubic2dAA on 950, which takes the forward ones
+    # (aclnn_upsample_bicubic2d_aa.cpp:189-201; aclnn_upsample_bilinear2d_aa.cpp:214-237); A2 / A3 cast float16 /
+    # bfloat16 to float32 around both.
+    GeOp("UpsampleBicubic2dAA", ("x",), ("y",),
+         (_req("output_size", LIST_INT), _opt("align_corners", BOOL, False), _opt("scales_h", FLOAT, 0.0),
+          _opt("scales_w", FLOAT, 0.0)),
+         {f: HALF_AND_FLOAT for f in A2_A3_950}, source="ops-cv upsample_bicubic2d_aa_def.cpp; aclnn caller"),
+    GeOp("UpsampleBilinear2dAA", ("input",), ("output",),
+         (_req("output_size", LIST_INT), _opt("align_corners", BOOL, False)) + _INVERSE_SCALES_2D,
+         {f: HALF_AND_FLOAT for f in A2_A3_950}, source="ops-cv upsample_bilinear2d_aa_def.cpp; aclnn caller"),
+)}
+ALL_PROTOTYPES: dict[str, GeOp] = {**PROTOTYPES, **FORWARD_PROTOTYPES}

@@ -29,10 +29,12 @@ from conftest import GE_STUB as STUB
 from conftest import ge_onnx_pb, ge_stub_includes
 from resample_grad import models
 from resample_grad.converters import ascend, ascend_cpp
-from resample_grad.converters.ascend_prototypes import BOOL, FLOAT, INT, LIST_FLOAT, LIST_INT, PROTOTYPES, STRING
+from resample_grad.converters.ascend_prototypes import ALL_PROTOTYPES as PROTOTYPES
+from resample_grad.converters.ascend_prototypes import BOOL, FLOAT, INT, LIST_FLOAT, LIST_INT, STRING
 from test_ascend import A2, EXAMPLE_SOC, NODES, REFUSED, _model
 
-FORMATS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NDHWC": 27}  # hicann/metadef inc/external/graph/c_types.h C_FORMAT_*
+# hicann/metadef inc/external/graph/c_types.h C_FORMAT_*
+FORMATS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NDHWC": 27, "NCDHW": 30}
 ONNX_KIND = {STRING: onnx.AttributeProto.STRING, BOOL: onnx.AttributeProto.INT, INT: onnx.AttributeProto.INT,
              FLOAT: onnx.AttributeProto.FLOAT, LIST_INT: onnx.AttributeProto.INTS,
              LIST_FLOAT: onnx.AttributeProto.FLOATS}
@@ -262,9 +264,10 @@ def test_an_unknown_a_mistyped_and_a_non_bool_attribute_are_refused(harness, tmp
 
 
 def test_the_plugin_and_the_table_agree_on_every_ge_op(harness, tmp_path):
-    """The all-ops plugin registers each of the 16 GE ops under the parser's key, with a ParseParamsFn."""
+    """The all-ops plugin registers each of the 21 GE ops (16 gradient, 5 forward) under the parser's key, with a
+    ParseParamsFn."""
     plugin = ascend_cpp.plugin_source(sorted(PROTOTYPES))
     model = helper.make_model(helper.make_graph([], "empty", [], []),
                               opset_imports=[helper.make_opsetid(ascend.GE_DOMAIN, ascend.GE_VERSION)])
     registrations, _, _ = harness.run(plugin, model, nodes=[])
-    assert sorted(r["registration"] for r in registrations) == sorted(PROTOTYPES) and len(PROTOTYPES) == 16
+    assert sorted(r["registration"] for r in registrations) == sorted(PROTOTYPES) and len(PROTOTYPES) == 21

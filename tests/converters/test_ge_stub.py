@@ -13,7 +13,7 @@ import pytest
 from conftest import GE_STUB, check_against_cann, ge_onnx_pb
 from resample_grad import models
 from resample_grad.converters import ascend, ascend_cpp
-from resample_grad.converters.ascend_prototypes import PROTOTYPES
+from resample_grad.converters.ascend_prototypes import ALL_PROTOTYPES as PROTOTYPES
 
 CANN = [pathlib.Path(d) for d in os.environ.get("RESAMPLE_GRAD_CANN_INCLUDE", "").split(":") if d]
 needs_cann = pytest.mark.skipif(not CANN, reason="CANN's headers are not public on PyPI or Debian, so CI has no copy: "

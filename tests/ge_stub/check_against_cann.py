@@ -117,7 +117,7 @@ def reg_ops(include_dirs: Sequence[pathlib.Path], wanted) -> dict[str, tuple[lis
 
 def table_disagreements(found: dict[str, tuple[list, list, list]]) -> dict[str, str]:
     """{GE op: how the converter's table differs from its REG_OP} for each GE op whose REG_OP was found."""
-    from resample_grad.converters.ascend_prototypes import PROTOTYPES
+    from resample_grad.converters.ascend_prototypes import ALL_PROTOTYPES as PROTOTYPES
 
     out = {}
     for name, (inputs, outputs, attrs) in found.items():
@@ -160,7 +160,7 @@ def main(argv: list[str]) -> int:
         failures = compile_against([HERE / "values.cc"], include_dirs, protoc(pathlib.Path(tmp)))
     for source, output in failures.items():
         print(f"{source}:\n{output}")
-    from resample_grad.converters.ascend_prototypes import PROTOTYPES
+    from resample_grad.converters.ascend_prototypes import ALL_PROTOTYPES as PROTOTYPES
 
     found = reg_ops(include_dirs, set(PROTOTYPES))
     disagreements = table_disagreements(found)

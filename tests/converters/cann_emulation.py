@@ -1,0 +1,427 @@
+"""What CANN's GE gradient kernels compute: an independent NumPy picture, read from their public source.
+
+A test oracle for the Ascend converter (test_ascend_emulation.py), written from the kernels, not from this
+project's references: each formula cites its file and line at
+
+    OPS_CV   hicann/ops-cv @ 6ae87653464d2afb064c829e529abba2e278b0c4 (image/<op>/op_host, op_kernel)
+    CANNDEV  dengguojie/vue-element-admin @ 57af4a169fb94656ab03005d102f65f18d9e61f7, a public mirror of Ascend
+             canndev: the TBE kernels (ops/built-in/tbe/impl/...) of the ops that ops-cv registers on Ascend 950 only
+
+`run_converted` runs a model written by to_ascend: its standard helper nodes (Cast, Unsqueeze, Squeeze,
+Transpose) in NumPy, each GE node through the emulation of its kernel on the given product family. A GE op
+not emulated here raises NotEmulated; attributes with which the kernel reads memory it was not given, or
+which GE's infershape refuses, raise Undefined.
+
+Arithmetic: the AscendC kernels build per-axis weight matrices in float32, cast them to the tensor dtype T
+(CAST_RINT), and contract one axis at a time on the cube unit with A, B and C of dtype T
+(matmul::MatmulType<..., T>): each pass is emulated as round_T(float32 sum of round_T(weight) * x), the
+intermediate tensor of dtype T (the workspace is `__gm__ T*`). The cube's float32 accumulation inside one
+pass is an assumption (the kernels' K-splits are not modelled).
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+GE_DOMAIN = "resample_grad.ge"
+TBE_FAMILIES = ("Atlas training series", "Atlas inference series", "Atlas A2", "Atlas A3")
+F32 = np.float32
+
+
+class NotEmulated(Exception):
+    """A GE op (or product) whose kernel this module does not model."""
+
+
+class Undefined(Exception):
+    """Attributes with which the kernel reads past what it was given, or GE infershape fails."""
+
+
+def rounded(x: np.ndarray, dtype) -> np.ndarray:
+    """x rounded to dtype (float16, bfloat16 or float32), held as float32."""
+    return np.asarray(x, np.float32).astype(dtype).astype(np.float32)
+
+
+def _contract(x: np.ndarray, axis: int, weights: np.ndarray, dtype) -> np.ndarray:
+    """One pass: weights[i, o] (input index i of the result, output index o of x) contracted with x's axis."""
+    w = rounded(weights, dtype).astype(np.float64)  # Cast(radio, ..., CAST_RINT) to T
+    moved = np.moveaxis(x.astype(np.float64), axis, -1)
+    out = (moved @ w.T).astype(np.float32)  # float32 accumulation (see the module docstring)
+    return rounded(np.moveaxis(out, -1, axis), dtype)
+
+
+def _float_equal(a: float, b: float) -> bool:
+    """FloatEqual of the ops-cv tilings and kernels: |a - b| < 1e-6
+    (upsample_nearest_exact2d_grad_tiling.h:128-136)."""
+    return abs(float(a) - float(b)) < 1e-6
+
+
+# --------------------------------------------------------------------------- nearest (ops-cv)
+
+def _nearest_weights(x_len: int, dy_len: int, scale: np.float32, exact: bool) -> np.ndarray:
+    """For each input column x the kernel marks the outputs down..up-1 of the original gradient:
+    down = min(ceil(x * scale [- 0.5]), dy_len), up = the same for x + 1, in float32
+    (upsample_nearest_exact2d_grad_kernel.h:301-339 calculateIntermediateTensorX, :379-398 calculateRadioTensorW;
+    upsample_nearest3d_grad.h:289-322; arch35 upsample_nearest_exact2d_grad_simt_base.h:34-42)."""
+    w = np.zeros((x_len, dy_len))
+    for x in range(x_len):
+        bounds = []
+        for edge in (x, x + 1):
+            value = F32(edge) * scale  # Muls(downTensor, downTensor, scale_w)
+            if exact:
+                value = F32(value - F32(0.5))  # Adds(..., -0.5)
+            bounds.append(int(min(np.ceil(value), dy_len)))  # Ceil, Mins(..., wSize)
+        w[x, max(bounds[0], 0):max(bounds[1], 0)] = 1
+    return w
+
+
+def _nearest_scale_2d(dy_len: int, x_len: int, attr: float) -> np.float32:
+    """compute_scale_value(in = grad_output's size, out = input_size, scale): the attribute when > 0, else
+    float(in) / out (upsample_nearest_exact2d_grad_tiling.h:116-126, called at tiling.cpp:122-137)."""
+    return F32(attr) if attr > 0 else F32(dy_len) / F32(x_len)
+
+
+def upsample_nearest_2d(dy: np.ndarray, attrs: dict, exact: bool, dtype) -> np.ndarray:
+    """UpsampleNearest2dGrad (the exact kernel with isExact = false: upsample_nearest2d_grad.cpp:37-40) and
+    UpsampleNearestExact2dGrad. Attribute order output_size, input_size, scales_h, scales_w
+    (upsample_nearest_exact2d_grad_def.cpp:36-39; the tiling reads them by index, tiling.cpp:140-156)."""
+    x_shape = list(attrs["input_size"])
+    scales = [_nearest_scale_2d(dy.shape[k], x_shape[k], attrs.get(name, 0.0))
+              for k, name in ((2, "scales_h"), (3, "scales_w"))]
+    # Process(): the W pass unless scale_w is 1, then the H pass unless scale_h is 1 and scale_w is not
+    # (upsample_nearest_exact2d_grad_kernel.h:284-299); a skipped pass leaves the axis as it is
+    return _two_passes(dy, x_shape, scales, lambda axis, s: _nearest_weights(x_shape[axis], dy.shape[axis], s, exact),
+                       dtype)
+
+
+def _two_passes(dy: np.ndarray, x_shape, scales, weights, dtype) -> np.ndarray:
+    """The W pass unless W's scale is 1, then the H pass unless H's is 1 and W's is not (the Process() of the 2-D
+    ops-cv kernels); weights(axis, scale) -> [in, out]."""
+    out = dy
+    if not _float_equal(scales[1], 1.0):
+        out = _contract(out, 3, weights(3, scales[1]), dtype)
+    if not _float_equal(scales[0], 1.0) or _float_equal(scales[1], 1.0):
+        out = _contract(out, 2, weights(2, scales[0]), dtype)
+    if list(out.shape) != list(x_shape):
+        raise Undefined(f"the kernel leaves shape {list(out.shape)}, input_size is {list(x_shape)}")
+    return out
+
+
+def upsample_nearest_3d(dy: np.ndarray, attrs: dict, exact: bool, dtype) -> np.ndarray:
+    """UpsampleNearest3dGrad / UpsampleNearestExact3dGrad (the same kernel, isExact true for the latter:
+    upsample_nearest_exact3d_grad.cpp:17-41)."""
+    x_shape = list(attrs["input_size"])
+    output_size, scales = list(attrs.get("output_size") or []), list(attrs.get("scales") or [])
+    # GE infershape: exactly one of output_size / scales non-empty; with scales, floor(in * scale) == out
+    # (upsample_nearest3d_grad_infershape.cpp:43-72)
+    if bool(output_size) == bool(scales):
+        raise Undefined("GE infershape: only one of output_size or scales may be non-empty (infershape.cpp:70-72)")
+    for k, s in enumerate(scales):
+        if int(np.floor(F32(x_shape[2 + k]) * F32(s))) != dy.shape[2 + k]:
+            raise Undefined(f"GE infershape: floor(input_size * scales[{k}]) != grad_output (infershape.cpp:61-68)")
+    # the tiling reads scalesArray[0..2] whatever the attribute holds (upsample_nearest3d_grad_tiling.cpp:178-183,
+    # arch35 tiling :232-235)
+    if len(scales) < 3:
+        raise Undefined(f"the tiling reads scales[0..2] of a {len(scales)}-element attribute (tiling.cpp:180-183)")
+    out = dy
+    # W, then H, then D, each only where GetNeedResize (the scale is not 1, or without a scale the sizes differ)
+    # (tiling.cpp:243-261, 272-279; upsample_nearest3d_grad.h:215-237); the scale: the attribute when > 0, else
+    # out / in (tiling.cpp:263-270)
+    need = []
+    for k in range(3):
+        s, size_in, size_out = F32(scales[k]), x_shape[2 + k], dy.shape[2 + k]
+        need.append(not _float_equal(s, 1.0) if s > 0 else size_in != size_out)
+    if not any(need):
+        need[2] = True
+    for k in (2, 1, 0):
+        if need[k]:
+            s = F32(scales[k]) if scales[k] > 0 else F32(dy.shape[2 + k]) / F32(x_shape[2 + k])
+            out = _contract(out, 2 + k, _nearest_weights(x_shape[2 + k], dy.shape[2 + k], s, exact), dtype)
+    if list(out.shape) != x_shape:
+        raise Undefined(f"the kernel leaves shape {list(out.shape)}, input_size is {x_shape}")
+    return out
+
+
+# --------------------------------------------------------------------------- bilinear (ops-cv)
+
+def _bilinear_scale(dy_len: int, x_len: int, corners: bool, attr: float) -> np.float32:
+    """compute_scale_value(in = grad_output's size, out = input_size): (out-1)/(in-1) with align_corners (0 for
+    in = 1), else the attribute when > 0, else out / in (upsample_bilinear2d_grad_tiling.cpp:155-172)."""
+    if corners:
+        return F32(x_len - 1) / F32(dy_len - 1) if dy_len > 1 else F32(0)
+    return F32(attr) if attr > 0 else F32(x_len) / F32(dy_len)
+
+
+def _bilinear_weights(x_len: int, dy_len: int, scale: np.float32, corners: bool) -> np.ndarray:
+    """Each gradient position o: center o * s, or max((o + 0.5) * s - 0.5, 0); floor index and lambda
+    (upsample_bilinear2d_grad_kernel.h:340-380); weight 1 - lambda on the floor index and lambda on the next, or
+    1.0 on the floor index when it is the last input (kernel.h:426-466 setRadioValueW)."""
+    w = np.zeros((x_len, dy_len))
+    for o in range(dy_len):
+        if corners:
+            center = F32(o) * scale
+        else:
+            center = max(F32(F32(F32(o) + F32(0.5)) * scale) - F32(0.5), F32(0))
+        low = int(np.floor(center))
+        lam = F32(center - F32(low))
+        if not 0 <= low < x_len:
+            raise Undefined(f"the kernel reads input {low} of {x_len}")
+        if low == x_len - 1:
+            w[low, o] += 1.0
+        else:
+            w[low, o] += F32(1) - lam
+            w[low + 1, o] += lam
+    return w
+
+
+def upsample_bilinear_2d(dy: np.ndarray, attrs: dict, dtype) -> np.ndarray:
+    """UpsampleBilinear2dGrad: attributes output_size, input_size, align_corners, scales_h, scales_w
+    (tiling.cpp:215-232); W pass unless its scale is 1, H pass unless its is 1 and W's is not
+    (tiling.cpp:469-476, kernel.h:197-198)."""
+    x_shape, corners = list(attrs["input_size"]), bool(attrs.get("align_corners", 0))
+    scales = [_bilinear_scale(dy.shape[k], x_shape[k], corners, attrs.get(name, 0.0))
+              for k, name in ((2, "scales_h"), (3, "scales_w"))]
+    return _two_passes(dy, x_shape, scales,
+                       lambda axis, s: _bilinear_weights(x_shape[axis], dy.shape[axis], s, corners), dtype)
+
+
+# --------------------------------------------------------------------------- bicubic (ops-cv)
+
+def _cubic(t: np.float32) -> list:
+    """The kernel's coefficients of the taps at -1, 0, 1, 2 for fraction t: ((1.25 x - 2.25) x) x + 1 for
+    x = t, 1 - t and ((-0.75 x + 3.75) x - 6) x + 3 for x = 1 + t, 2 - t (upsample_bicubic2d_grad_base.cpp:139-159;
+    _dc.h:59-80 CalcWeights)."""
+    def near(x):
+        return F32(F32(F32(F32(1.25) * x - F32(2.25)) * x) * x + F32(1))
+
+    def far(x):
+        return F32(F32(F32(F32(-0.75) * x + F32(3.75)) * x - F32(6)) * x + F32(3))
+    return [far(F32(t + F32(1))), near(t), near(F32(F32(1) - t)), far(F32(F32(2) - t))]
+
+
+def _bicubic_weights(x_len: int, dy_len: int, scale: np.float32, corners: bool, deterministic: bool) -> np.ndarray:
+    """Source o * s or (o + 0.5) * s - 0.5 in float32 (base.cpp:124-136; _dc.h:414-441), index floor (the DC kernel
+    also min(floor, in - 1) and t <= 1), taps index - 1 .. index + 2 clamped into [0, in - 1] with their weights
+    added there (base.cpp:233-265 fillCoeffW)."""
+    w = np.zeros((x_len, dy_len))
+    for o in range(dy_len):
+        center = F32(o) * scale if corners else F32(F32(F32(o) + F32(0.5)) * scale) - F32(0.5)
+        low = int(np.floor(center))
+        if deterministic:
+            low = min(low, x_len - 1)
+        t = F32(center - F32(low))
+        if deterministic:
+            t = min(t, F32(1))
+        for k, c in enumerate(_cubic(t)):
+            w[min(max(low - 1 + k, 0), x_len - 1), o] += c
+    return w
+
+
+def upsample_bicubic_2d(dy: np.ndarray, attrs: dict, x_shape, dtype, deterministic: bool) -> np.ndarray:
+    """UpsampleBicubic2dGrad: attributes align_corners, scales_h, scales_w (the inverse scales, used as they are:
+    upsample_bicubic2d_grad_tiling.cpp:62-72); grad_input's shape is the output's. The tiling runs the deterministic
+    kernel when asked or when a scale is outside [1/50, 50) (tiling.cpp:306-313); that kernel copies an axis whose
+    sizes are equal (tiling.cpp:330-334) and divides by the scale to place its tiles (_dc.h:404-411)."""
+    corners = bool(attrs.get("align_corners", 0))
+    scales = [F32(attrs.get("scales_h", 0.0)), F32(attrs.get("scales_w", 0.0))]
+    if any(not F32(1 / 50) <= s < F32(50) for s in scales):
+        deterministic = True
+        if any(s == 0 for s in scales):
+            raise Undefined(f"the deterministic kernel divides by a scale of 0 (_dc.h:404-411), scales {scales}")
+    out = dy
+    for axis, s in ((3, scales[1]), (2, scales[0])):  # W first, then H (_dc.h:304-316)
+        if deterministic and x_shape[axis] == dy.shape[axis]:
+            continue
+        out = _contract(out, axis, _bicubic_weights(x_shape[axis], dy.shape[axis], s, corners, deterministic), dtype)
+    return out
+
+
+# --------------------------------------------------------------------------- the TBE kernels (canndev)
+
+def _tbe_scale(image: int, grads: int, corners: bool) -> np.float32:
+    """get_scale: 0 when grads < 2, else (image - 1) / (grads - 1) with align_corners, image / grads otherwise,
+    float32 scalars (tbe/impl/dynamic/resize_bilinear_v2_grad.py:398-419). No `scales` attribute: the op's
+    signature is (grads, images, y, align_corners, half_pixel_centers) (:1213-1218)."""
+    if grads < 2:
+        return F32(0)
+    return F32(image - 1) / F32(grads - 1) if corners else F32(image) / F32(grads)
+
+
+def tbe_resize_bilinear_v2(dy: np.ndarray, image_shape, attrs: dict) -> np.ndarray:
+    """The TBE ResizeBilinearV2Grad: float32 only (:70-71); per gradient index, src = scale * (dst + 0.5) - 0.5
+    clamped at 0 with half_pixel_centers, else scale * dst (:425-436); floor; the second tap only below the last
+    image index (:455-464); weights 1 - r and r, r = src - floor (:447-449); equal sizes copy (tiling mode 0:
+    op_tiling/resize_bilinear_v2_grad.cc, CalTilingMode)."""
+    if dy.dtype != np.float32:
+        raise Undefined(f"the TBE ResizeBilinearV2Grad takes float32 only, got {dy.dtype}")
+    corners, half = bool(attrs.get("align_corners", 0)), bool(attrs.get("half_pixel_centers", 0))
+    out = dy
+    if list(dy.shape[2:]) == list(image_shape[2:]):
+        return dy.copy()
+    for axis in (2, 3):
+        image, grads = image_shape[axis], dy.shape[axis]
+        s, w = _tbe_scale(image, grads, corners), np.zeros((image, grads))
+        for dst in range(grads):
+            if half:
+                src = max(F32(s * F32(F32(dst) + F32(0.5))) - F32(0.5), F32(0))
+            else:
+                src = F32(s * F32(dst))
+            index = int(np.floor(src))
+            stride = 1 if index < image - 1 else 0
+            r = F32(src - F32(index))
+            w[index, dst] += F32(1) - r
+            w[index + stride, dst] += r
+        out = _contract(out, axis, w, np.float32)
+    return out
+
+
+def tbe_resize_nearest_neighbor_v2(dy: np.ndarray, size, attrs: dict, ties_even: bool) -> np.ndarray:
+    """The TBE ResizeNearestNeighborV2Grad: float32 grads (tbe/impl/dynamic/resize_nearest_neighbor_v2_grad.py:59);
+    scale = size / grads in float32, (size - 1) / (grads - 1) with align_corners (:171-216); index floor((i + 0.5)
+    * scale) with half_pixel_centers, else floor(i * scale), rounded instead with align_corners (:137-169, vconv
+    f322s32r: `ties_even` picks how a tie rounds, which the source does not say)."""
+    if dy.dtype != np.float32:
+        raise Undefined(f"the TBE ResizeNearestNeighborV2Grad takes float32 grads, got {dy.dtype}")
+    corners, half = bool(attrs.get("align_corners", 0)), bool(attrs.get("half_pixel_centers", 0))
+    out = dy
+    for k, axis in enumerate((2, 3)):
+        image, grads = int(size[k]), dy.shape[axis]
+        top, bottom = (image - 1, grads - 1) if corners and image > 1 else (image, grads)
+        if bottom == 0:
+            raise Undefined(f"the kernel divides by grads - 1 = 0 (:203-214): image {image}, grads {grads}")
+        s, w = F32(F32(top) / F32(bottom)), np.zeros((image, grads))
+        for i in range(grads):
+            product = F32(F32(F32(i) + F32(0.5)) * s) if half else F32(F32(i) * s)
+            if corners:
+                index = int(np.rint(product)) if ties_even else int(np.floor(product + F32(0.5)))
+            else:
+                index = int(np.floor(product))
+            if not 0 <= index < image:
+                raise Undefined(f"the kernel writes image index {index} of {image}")
+            w[index, i] = 1
+        out = _contract(out, axis, w, np.float32)
+    return out
+
+
+# --------------------------------------------------------------------------- Ascend 950 (ops-cv arch35)
+
+def ascend950_resize_nearest_neighbor_v2(dy: np.ndarray, attrs: dict, dtype) -> np.ndarray:
+    """ResizeNearestNeighborV2Grad on Ascend 950, y's spatial size from `size`. The tiling copies when both axes
+    keep their size (op_host/arch35/resize_nearest_neighbor_v2_grad_tiling_base.cpp:443-446); with align_corners
+    the scatter kernel: y[min(roundf(i * s), in - 1)] += grads[i], s = (in-1)/(out-1) or 0 (tiling_base.cpp:362-376,
+    op_kernel/arch35/resize_nearest_neighbor_v2_grad_simt.h:96-106, 121-122); otherwise always the deterministic
+    gather (tiling_base.cpp:438): s = 1 / scales[k] when > 0 else in / out (:378-388), inv = 1 / s (:390-393), and y[j]
+    sums grads[min(ceil(j * inv - off), out) : min(ceil((j + 1) * inv - off), out)], off = 0.5 with
+    half_pixel_centers (simt_determine.h:79-88, 105-108)."""
+    size, scales = attrs["size"], list(attrs.get("scales") or [0.0, 0.0])
+    corners, half = bool(attrs.get("align_corners", 0)), bool(attrs.get("half_pixel_centers", 0))
+    if list(dy.shape[2:]) == list(size):
+        return rounded(dy, dtype)
+    out = dy
+    for k, axis in enumerate((2, 3)):
+        image, grads = int(size[k]), dy.shape[axis]
+        w = np.zeros((image, grads))
+        if corners:
+            s = F32(image - 1) / F32(grads - 1) if grads > 1 else F32(0)
+            for i in range(grads):
+                product = F32(F32(i) * s)
+                index = int(np.floor(product)) + int(product - F32(np.floor(product)) >= F32(0.5))  # roundf
+                w[min(index, image - 1), i] = 1
+        else:
+            s = F32(1) / F32(scales[k]) if scales[k] > 0 else F32(image) / F32(grads)
+            inv, offset = F32(F32(1) / s), F32(0.5 if half else 0)
+            for j in range(image):
+                lo, hi = (min(int(np.ceil(F32(F32(F32(e) * inv) - offset))), grads) for e in (j, j + 1))
+                w[j, max(lo, 0):max(hi, 0)] = 1
+        out = _contract(out, axis, w, dtype)
+    return out
+
+
+# --------------------------------------------------------------------------- one GE node
+
+def _dtype_of(array: np.ndarray):
+    return array.dtype if array.dtype in (np.float16, np.float32, np.float64) else ml_dtypes.bfloat16
+
+
+def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool = False,
+            ties_even: bool = True) -> list:
+    """The outputs of one GE node as its kernel on `family` computes them (out_shape: the output's declared shape,
+    which UpsampleBicubic2dGrad reads its sizes from)."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    op, dy = node.op_type, inputs[0]
+    dtype = _dtype_of(dy)
+    if dtype == np.float64:
+        raise NotEmulated(f"{op} in float64 runs as an AI CPU task (not emulated)")
+    grad = dy.astype(np.float32)
+    if op in ("UpsampleNearest2dGrad", "UpsampleNearestExact2dGrad"):
+        out = upsample_nearest_2d(grad, attrs, "Exact" in op, dtype)
+    elif op in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
+        out = upsample_nearest_3d(grad, attrs, "Exact" in op, dtype)
+    elif op == "UpsampleBilinear2dGrad":
+        out = upsample_bilinear_2d(grad, attrs, dtype)
+    elif op == "UpsampleBicubic2dGrad":
+        out = upsample_bicubic_2d(grad, attrs, list(out_shape), dtype, deterministic)
+    elif op == "ResizeBilinearV2Grad" and family in TBE_FAMILIES:
+        out = tbe_resize_bilinear_v2(dy, inputs[1].shape, attrs)
+    elif op == "ResizeNearestNeighborV2Grad" and family in TBE_FAMILIES:
+        out = tbe_resize_nearest_neighbor_v2(dy, inputs[1], attrs, ties_even)
+    elif op == "ResizeNearestNeighborV2Grad" and family == "Ascend 950":
+        out = ascend950_resize_nearest_neighbor_v2(grad, dict(attrs, size=list(inputs[1])), dtype)
+    else:
+        raise NotEmulated(f"{op} on {family}")
+    return [out.astype(dtype)]
+
+
+# --------------------------------------------------------------------------- a converted model
+
+NUMPY_OF = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16, TensorProto.BFLOAT16: ml_dtypes.bfloat16,
+            TensorProto.DOUBLE: np.float64, TensorProto.INT32: np.int32, TensorProto.INT64: np.int64}
+
+
+def _standard(node, inputs: list) -> list:
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if node.op_type == "Cast":
+        return [inputs[0].astype(NUMPY_OF[attrs["to"]])]
+    if node.op_type == "Unsqueeze":
+        return [np.expand_dims(inputs[0], tuple(int(a) for a in inputs[1]))]
+    if node.op_type == "Squeeze":
+        return [np.squeeze(inputs[0], tuple(int(a) for a in inputs[1]))]
+    if node.op_type == "Transpose":
+        return [np.transpose(inputs[0], attrs["perm"])]
+    raise NotEmulated(f"standard op {node.op_type}")
+
+
+def _recorded_input_size(node, dy: np.ndarray, values: dict):
+    """grad_input's shape where shape inference cannot see it (GE ops have no ONNX schema), from the resample_grad
+    node that to_ascend records in the GE node's doc_string: its input_size (N and C of -1 from dy), or the shape
+    of ResizeGrad's X."""
+    import json
+    try:
+        record = json.loads(node.doc_string)["resample_grad"]["node"]
+    except (ValueError, KeyError):
+        return None
+    if record["op_type"] == "ResizeGrad":
+        return list(values[record["inputs"][1]].shape)
+    size = next((a["value"] for a in record["attributes"] if a["name"] == "input_size"), None)
+    return None if size is None else [dy.shape[k] if v == -1 else v for k, v in enumerate(size)]
+
+
+def run_converted(model, feeds: dict, family: str, **options) -> dict:
+    """Every output of a model written by to_ascend, its GE nodes emulated on `family` (options: ge_node's)."""
+    from onnx import shape_inference
+    values = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    values.update(feeds)
+    declared = {}
+    for v in list(shape_inference.infer_shapes(model).graph.value_info) + list(model.graph.value_info):
+        dims = v.type.tensor_type.shape.dim
+        if dims and all(d.HasField("dim_value") for d in dims):
+            declared[v.name] = [d.dim_value for d in dims]
+    for node in model.graph.node:
+        inputs = [values[name] for name in node.input if name]
+        if node.domain == GE_DOMAIN:
+            shape = declared.get(node.output[0]) or _recorded_input_size(node, inputs[0], values)
+            outputs = ge_node(node, inputs, family, shape, **options)
+        else:
+            outputs = _standard(node, inputs)
+        values.update(zip(node.output, outputs, strict=False))
+    return {o.name: values[o.name] for o in model.graph.output}
