@@ -4,6 +4,7 @@
     OPS                       op type -> Op: its row (SPEC), schema, body(key), reference, evaluator class
     functions(model)          the FunctionProtos attach() gives a model's nodes (standard ops only)
     attach(model)             a model with the functions and opset imports it needs
+    inline(model)             the model in standard ONNX only: every node replaced by its body, static shapes decided
     reference_ops()           classes for onnx.reference.ReferenceEvaluator(new_ops=...)
     make_node(op_type, ...)   a NodeProto in the domain
 """
@@ -40,9 +41,10 @@ from . import (
 )
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, evaluator, node_label, walk
 from ._graph import BodyKey
+from ._portable import inline
 
-__all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
-           "schemas", "validate_model"]
+__all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "inline", "reference_ops",
+           "make_node", "schemas", "validate_model"]
 
 
 class Op(NamedTuple):
