@@ -31,7 +31,7 @@ def inline(model: onnx.ModelProto, *, fold: bool = True) -> onnx.ModelProto:
 
     from . import attach  # (this module is imported by the package's __init__)
 
-    attached = attach(model)
+    attached = attach(model, portable=True)
     ir_model = ir.serde.deserialize_model(attached)
     passes = [common_passes.InlinePass()]
     if fold:

@@ -35,7 +35,7 @@ def _f(g: Graph, value) -> str:
 class Plan:
     """Per axis of X (columns, see the module's docstring): its lengths in and out (int64; in_float: float32), the
     scale of its coordinate transform and its roi; `valid`: the kernel accepts the inputs (bool, one element); `shape`:
-    X's shape."""
+    X's shape; `listed`: the axes Resize lists (the others it keeps)."""
     shape: str
     in_dims: str
     out_dims: str
@@ -44,6 +44,7 @@ class Plan:
     starts: str | None
     ends: str | None
     valid: str
+    listed: list[int]
 
 
 def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: str, sizes: str) -> Plan:
@@ -76,15 +77,16 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
     ones = per_axis(np.ones(count, np.float32))
     sizes_float = g.Cast(flat_sizes, to=FLOAT)
     if count > 1 or policy != "stretch":  # padded to a value per listed axis (one listed axis: any number broadcasts)
-        sizes_float = g.Slice(g.Concat(sizes_float, ones, axis=0), [0], [count])
+        sizes_float = g.Slice(g.Concat(sizes_float, ones, axis=0), [0], [count], [0])
     if policy == "stretch":  # the scales given, or the sizes over X's lengths
         valid = [g.Equal(g.Add(n_scales, n_sizes), [count])]  # one of them, a value per listed axis
         if count > 1:
             valid.append(g.Equal(g.Mul(n_scales, n_sizes), [0]))
         scale = g.Slice(g.Concat(g.Reshape(scales, column), g.Div(sizes_float, listed_float), ones, axis=0), [0],
-                        [count])
+                        [count], [0])
         # ComputeOutputShape: the float product truncated; or the sizes
-        expected = g.Slice(g.Concat(flat_sizes, g.Cast(g.Mul(scale, listed_float), to=INT64), axis=0), [0], [count])
+        expected = g.Slice(g.Concat(flat_sizes, g.Cast(g.Mul(scale, listed_float), to=INT64), axis=0), [0], [count],
+                           [0])
         scale = full(scale, np.float32(1))
         # finite scales > 0; sizes > 0 on an axis of X not empty (size / 0 is infinite)
         valid.append(g.And(g.Greater(scale, _f(g, 0.0)), g.Less(scale, _f(g, np.inf))))
@@ -99,7 +101,7 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
     if ctm == CROP:  # the roi, starts then ends; a missing one is [0, 1] per axis
         valid.append(g.Equal(g.Abs(g.Sub(g.Size(roi), [count])), [count]))  # none or 2 values per listed axis
         default = per_axis(np.array([0.0] * count + [1.0] * count, np.float32))
-        values = g.Slice(g.Concat(g.Cast(g.Reshape(roi, column), to=FLOAT), default, axis=0), [0], [2 * count])
+        values = g.Slice(g.Concat(g.Cast(g.Reshape(roi, column), to=FLOAT), default, axis=0), [0], [2 * count], [0])
         starts, ends = g.Split(values, axis=0, num_outputs=2, outputs=2)
         starts, ends = full(starts, np.float32(0)), full(ends, np.float32(1))
     ok = valid[0]
@@ -107,7 +109,7 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
         ok = g.And(ok, condition)
     if rank > 1:  # every axis's
         ok = g.Cast(g.ReduceMin(g.Cast(ok, to=INT64), keepdims=0), to=BOOL)
-    return Plan(shape, in_dims, out_dims, in_float, scale, starts, ends, ok)
+    return Plan(shape, in_dims, out_dims, in_float, scale, starts, ends, ok, listed)
 
 
 def coordinate(g: Graph, ctm: str, x: str, scale: str, size_out: str, size_in: str, starts, ends) -> str:
@@ -257,13 +259,14 @@ def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.Functio
         refusal = nan.Expand(nan.typed(float("nan"), g.dtype), plan.shape)
     else:
         refusal = nan.CastLike(nan.Expand(float("nan"), plan.shape), x)
-    result = gradient.like(_gradient(gradient, attrs, d_y, plan, rank), x)
+    result = gradient.like(_gradient(gradient, attrs, d_y, plan, rank, key.portable), x)
     dx = g.If(plan.valid, then_branch=gradient.graph([result]), else_branch=nan.graph([refusal]))
     return g.function(key.op_type, key.overload, inputs, {"dX": dx})
 
 
-def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
-    """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix."""
+def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: bool) -> str:
+    """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix (portable: along every
+    axis it lists, a kept one with the identity, rather than an If per axis)."""
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
     a, exclude = float(attrs["cubic_coeff_a"]), bool(attrs["exclude_outside"])
 
@@ -308,10 +311,11 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
     bands = band(g, axes, g.Where(g.Unsqueeze(kept, [-1]), identity, matrix))
     rows = g.Split(bands.rows, axis=0, num_outputs=rank, outputs=rank)
     weights = g.Split(bands.weight, axis=0, num_outputs=rank, outputs=rank)
-    for axis in range(rank):  # an axis Resize keeps is skipped (most often N and C): a pass over dY less
-        keep, resize = g.branch(), g.branch()
+    for axis in plan.listed:  # an axis Resize keeps is skipped (most often N and C): a pass over dY less
+        resize = g if portable else g.branch()
         end = resize.Slice(plan.shape, [axis], [axis + 1])
         contracted = contract(resize, grad, resize.Slice(rows[axis], [0], end, [2]),
                               resize.Slice(weights[axis], [0], end, [2]), axis, rank)
-        grad = g.If(g.Gather(kept, axis), then_branch=keep.graph([grad]), else_branch=resize.graph([contracted]))
+        grad = contracted if portable else g.If(g.Gather(kept, axis), then_branch=g.branch().graph([grad]),
+                                                else_branch=resize.graph([contracted]))
     return grad
