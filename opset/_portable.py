@@ -14,24 +14,38 @@ import numpy as np
 import onnx
 
 from ._common import DOMAIN, ResampleGradError
+from ._graph import DOUBLE, FLOAT, Graph
+from ._grid_body import grid_sample
+from ._resize_body import CROP, resize
 
 # the folding limits (elements): a folded table larger than this stays a computation, so the model stays small
 FOLD_INPUT_LIMIT = 1 << 16
 FOLD_OUTPUT_LIMIT = 1 << 18
 FOLD_ROUNDS = 3  # a fold exposes the next one (Shape -> Where -> Reshape shape -> If condition)
+FORWARD_OPS = ("GridSample", "Resize")  # the forward ops inline(forward=...) can replace
+FORWARD_DOMAIN = DOMAIN + ".forward"  # of the functions that replace them, inlined before inline() returns
 
 
-def inline(model: onnx.ModelProto, *, fold: bool = True) -> onnx.ModelProto:
+def inline(model: onnx.ModelProto, *, fold: bool = True, forward=()) -> onnx.ModelProto:
     """A copy of `model` with every resample_grad node replaced by its body (attach()'s), no function and no import
     of the resample_grad domain left, no zero-element initializer, unique node names, standard ops at the model's
-    default-domain opset. fold=False keeps the bodies as attach() writes them (shapes computed at run time)."""
+    default-domain opset. fold=False keeps the bodies as attach() writes them (shapes computed at run time).
+
+    forward: op types of FORWARD_OPS whose nodes in the main graph are replaced by standard-op bodies of the same tap
+    engine too, for a runtime that lacks them: GridSample (4-D and 5-D, every mode and padding) and Resize (rank 2
+    or more, float, every mode but tf_crop_and_resize; a node of another kind stays)."""
     import onnx_ir as ir
     from onnx_ir.passes import common as common_passes
     from onnxscript.optimizer import _constant_folding
 
     from . import attach  # (this module is imported by the package's __init__)
 
+    unknown = sorted(set(forward) - set(FORWARD_OPS))
+    if unknown:
+        raise ResampleGradError("inline", f"forward={list(forward)}: {', '.join(unknown)} cannot be replaced; "
+                                          f"expected op types among {', '.join(FORWARD_OPS)}")
     attached = attach(model, portable=True)
+    _replace_forward(attached, set(forward))
     ir_model = ir.serde.deserialize_model(attached)
     passes = [common_passes.InlinePass()]
     if fold:
@@ -116,3 +130,64 @@ def _check_portable(model: onnx.ModelProto) -> None:
     if left or model.functions or any(o.domain == DOMAIN for o in model.opset_import):
         raise ResampleGradError("inline", f"resample_grad nodes or functions remain: {left or list(model.functions)}")
     onnx.checker.check_model(model, full_check=True)
+
+
+def _replace_forward(model: onnx.ModelProto, forward: set) -> None:
+    """Each main-graph node of an op type in `forward` that _forward_body can build becomes a call of a model-local
+    function of FORWARD_DOMAIN (one per node), which the InlinePass then inlines."""
+    if not forward:
+        return
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v.type.tensor_type for v in [*inferred.graph.input, *inferred.graph.value_info]}
+    types.update({t.name: onnx.helper.make_tensor_type_proto(t.data_type, t.dims).tensor_type
+                  for t in model.graph.initializer})
+    version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    for k, node in enumerate(model.graph.node):
+        if node.domain not in ("", "ai.onnx") or node.op_type not in forward:
+            continue
+        present = [name for name in node.input if name]
+        function = _forward_body(node, [types.get(name) for name in node.input], version)
+        if function is None:
+            continue
+        function.name, function.domain = f"{node.op_type}_{k}", FORWARD_DOMAIN
+        node.op_type, node.domain = function.name, FORWARD_DOMAIN
+        node.input[:] = present
+        del node.attribute[:]
+        model.functions.append(function)
+    if model.functions and all(o.domain != FORWARD_DOMAIN for o in model.opset_import):
+        model.opset_import.append(onnx.helper.make_opsetid(FORWARD_DOMAIN, 1))
+
+
+FLOATS = (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, FLOAT, DOUBLE)
+GRID_SAMPLE_MODES = {"bilinear": "bilinear", "linear": "bilinear", "bicubic": "bicubic", "cubic": "bicubic",
+                     "nearest": "nearest"}  # (opset 16's names and opset 20's)
+
+
+def _forward_body(node: onnx.NodeProto, types: list, version: int) -> onnx.FunctionProto | None:
+    """The body of a GridSample or Resize node (inputs: its present inputs, in order); None where it has none."""
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {name: value.decode() if isinstance(value, bytes) else value for name, value in attrs.items()}
+    x = types[0]
+    if x is None or x.elem_type not in FLOATS or not x.HasField("shape"):
+        return None
+    rank = len(x.shape.dim)
+    g = Graph(DOUBLE if x.elem_type == DOUBLE else FLOAT, x.elem_type, version)
+    if node.op_type == "GridSample":
+        grid = types[1]
+        if rank not in (4, 5) or grid is None or grid.elem_type != x.elem_type:
+            return None
+        y = grid_sample(g, "X", "grid", rank - 2, GRID_SAMPLE_MODES[attrs.get("mode", "bilinear")],
+                        attrs.get("padding_mode", "zeros"), bool(attrs.get("align_corners", 0)))
+        return g.function(node.op_type, "", ["X", "grid"], {"Y": g.like(y, "X")})
+    from . import OPS  # Resize's attributes are ResizeGrad's, with the same defaults
+
+    attrs = {**{k: v.decode() if isinstance(v, bytes) else v for k, v in OPS["ResizeGrad"].body_attributes.items()},
+             **attrs}
+    if rank < 2 or attrs["coordinate_transformation_mode"] == CROP:
+        return None
+    names = ["X", "roi", "scales", "sizes"]
+    given = [k < len(node.input) and node.input[k] != "" for k in range(4)]
+    absent = {"roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32), "sizes": np.zeros(0, np.int64)}
+    values = [name if given[k] else g.constant(absent[name]) for k, name in enumerate(names)]
+    y = resize(g, attrs, rank, *values)
+    return g.function(node.op_type, "", [name for k, name in enumerate(names) if given[k]], {"Y": g.like(y, "X")})

@@ -47,9 +47,10 @@ class Plan:
     listed: list[int]
 
 
-def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: str, sizes: str) -> Plan:
+def _plan(g: Graph, attrs: dict, rank: int, d_y: str | None, x: str, roi: str, scales: str, sizes: str) -> Plan:
     """_onnx_resize.plan: scales or sizes (the absent one empty; both padded so that every value has a shape), the
-    policy, the roi; the checks it makes, as one `valid`."""
+    policy, the roi; the checks it makes, as one `valid`. d_y None: the forward Resize, whose output lengths are
+    the ones the plan computes."""
     ctm, policy = attrs["coordinate_transformation_mode"], attrs["keep_aspect_ratio_policy"]
     axes = attrs.get("axes")
     listed = list(range(rank)) if not axes else [a % rank for a in axes]
@@ -67,9 +68,10 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
                                  axis=0)
 
     shape = in_dims = g.Shape(x)
-    out_dims = g.Shape(d_y)
+    out_dims = None if d_y is None else g.Shape(d_y)
     if rank > 1:
-        in_dims, out_dims = g.Unsqueeze(in_dims, [1]), g.Unsqueeze(out_dims, [1])
+        in_dims = g.Unsqueeze(in_dims, [1])
+        out_dims = None if d_y is None else g.Unsqueeze(out_dims, [1])
     in_float = g.Cast(in_dims, to=FLOAT)
     listed_float = in_float if every else g.Gather(in_float, listed, axis=0)
     n_scales, n_sizes = g.Size(scales), g.Size(sizes)
@@ -96,6 +98,8 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
         joint = ratios if count == 1 else (g.ReduceMin if policy == "not_larger" else g.ReduceMax)(ratios, keepdims=1)
         expected = g.Cast(g.Floor(g.Add(g.Mul(joint, listed_float), _f(g, 0.5))), to=INT64)  # std::round
         scale = joint if rank == 1 else full(g.Expand(joint, [count, 1]), np.float32(1))
+    if out_dims is None:
+        out_dims = full(expected, in_dims)
     valid.append(g.Equal(full(expected, in_dims), out_dims))
     starts = ends = None
     if ctm == CROP:  # the roi, starts then ends; a missing one is [0, 1] per axis
@@ -264,9 +268,9 @@ def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.Functio
     return g.function(key.op_type, key.overload, inputs, {"dX": dx})
 
 
-def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: bool) -> str:
-    """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix (portable: along every
-    axis it lists, a kept one with the identity, rather than an If per axis)."""
+def _matrices(g: Graph, attrs: dict, plan: Plan, rank: int):
+    """Every axis's matrix M [R, out, in] (rank 1: [out, in]) in the arithmetic type, and whether Resize keeps the
+    axis (bool [R, 1]; rank 1: [1]), and the input positions 0 .. in_max - 1."""
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
     a, exclude = float(attrs["cubic_coeff_a"]), bool(attrs["exclude_outside"])
 
@@ -300,15 +304,29 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: 
         kept = g.Or(g.Equal(scale, _f(g, 1.0)), g.Cast(g.ReduceMin(g.Cast(kept, to=INT64), keepdims=1), to=BOOL))
     if g.opmath != FLOAT:
         matrix = g.Cast(matrix, to=g.opmath)
+    return matrix, kept, columns
+
+
+def _kept_as_identity(g: Graph, matrix: str, kept: str, out_dims: str, columns: str):
+    """The matrices [R, out, in] with the identity on the axes Resize keeps (rank 2 or more), and the output
+    positions 0 .. out_max - 1."""
+    dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
+    identity = g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)  # [out, in]: what a kept axis reads
+    return g.Where(g.Unsqueeze(kept, [-1]), identity, matrix), dst
+
+
+def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: bool) -> str:
+    """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix (portable: along every
+    axis it lists, a kept one with the identity, rather than an If per axis)."""
+    matrix, kept, columns = _matrices(g, attrs, plan, rank)
+    in_dims, out_dims = plan.in_dims, plan.out_dims
     grad = g.in_opmath(d_y)
     if rank == 1:  # the matrix is [out, in]
         copy, contracted = g.branch(), g.branch()
         return g.If(kept, then_branch=copy.graph([grad]),
                     else_branch=contracted.graph([contracted.MatMul(grad, matrix)]))
-    dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
-    identity = g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)  # [out, in]: what a kept axis reads
-    axes = Axes(in_dims, out_dims, None, dst)
-    bands = band(g, axes, g.Where(g.Unsqueeze(kept, [-1]), identity, matrix))
+    matrix, dst = _kept_as_identity(g, matrix, kept, out_dims, columns)
+    bands = band(g, Axes(in_dims, out_dims, None, dst), matrix)
     rows = g.Split(bands.rows, axis=0, num_outputs=rank, outputs=rank)
     weights = g.Split(bands.weight, axis=0, num_outputs=rank, outputs=rank)
     for axis in plan.listed:  # an axis Resize keeps is skipped (most often N and C): a pass over dY less
@@ -319,3 +337,28 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: 
         grad = contracted if portable else g.If(g.Gather(kept, axis), then_branch=g.branch().graph([grad]),
                                                 else_branch=resize.graph([contracted]))
     return grad
+
+
+def resize(g: Graph, attrs: dict, rank: int, x: str, roi: str, scales: str, sizes: str) -> str:
+    """ONNX Resize of x (rank 2 or more; not tf_crop_and_resize, whose extrapolated outputs are a constant), in the
+    arithmetic type: x times every listed axis's matrix M (the adjoint of the gradient above), a MatMul per axis;
+    NaN where ResizeGrad's body would give NaN (inputs onnxruntime's Resize refuses)."""
+    plan = _plan(g, attrs, rank, None, x, roi, scales, sizes)
+    matrix, kept, columns = _matrices(g, attrs, plan, rank)
+    matrix, _ = _kept_as_identity(g, matrix, kept, plan.out_dims, columns)
+    out_lengths = g.Reshape(plan.out_dims, [-1])
+    y = g.in_opmath(x)
+    for axis in plan.listed:
+        length_in, length_out = g.Slice(plan.shape, [axis], [axis + 1]), g.Slice(out_lengths, [axis], [axis + 1])
+        # the axis's rows (a Gather of a Range: tract 0.23 evaluates a Slice to a run-time length wrongly)
+        one = g.Gather(g.Gather(matrix, axis, axis=0), g.Range(0, g.Squeeze(length_out, [0]), 1), axis=0)
+        one = g.Slice(one, [0], length_in, [1])
+        if axis == rank - 1:
+            y = g.MatMul(y, g.Transpose(one, perm=[1, 0]))
+        else:  # the axis moved next to last, where MatMul contracts it
+            perm = list(range(rank))
+            perm[axis], perm[rank - 2] = rank - 2, axis
+            moved = y if axis == rank - 2 else g.Transpose(y, perm=perm)
+            y = g.MatMul(one, moved)
+            y = y if axis == rank - 2 else g.Transpose(y, perm=perm)
+    return g.Where(plan.valid, y, float("nan"))

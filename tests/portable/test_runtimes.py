@@ -1,0 +1,52 @@
+"""The portable form (opset.inline) of every example model on ONNX runtimes other than onnxruntime: OpenVINO,
+tract, tinygrad and IREE (tests/portable/runtimes.py), each against the NumPy reference of the original model
+(the resample_grad ops by their reference, onnx.reference for the rest).
+
+Each runtime gets the model with the forward ops it lacks or computes wrongly replaced too (FORWARD, inline's
+`forward`): docs/ops.md ("Portable form") has the reproducing models of those runtime bugs. A runtime that is not
+installed is skipped, naming the package that brings it.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from resample_grad import models, opset, paths
+from runtimes import RUNTIMES, missing
+
+# forward ops each runtime lacks or gets wrong, replaced by inline(forward=...) (docs/ops.md, "Portable form")
+FORWARD = {
+    "openvino": ("GridSample", "Resize"),  # no 5-D GridSample; cubic antialiased Resize differs from ONNX's
+    "tract": ("Resize",),  # no Resize whose scales are a run-time input
+    "tinygrad": ("GridSample", "Resize"),  # no GridSample; no antialiased Resize
+    "iree": ("GridSample", "Resize"),  # 2-D GridSample reads out of bounds; no 5-D one; no antialiased Resize
+}
+
+
+@functools.cache
+def _case(name: str):
+    """The model, its example inputs and the reference outputs."""
+    model = models.BUILDERS[name]()
+    feeds = models.example_inputs(name, model=model)
+    return model, feeds, paths.run_on(model, feeds, "reference")
+
+
+@functools.cache
+def _portable(name: str, forward: tuple):
+    return opset.inline(_case(name)[0], forward=forward)
+
+
+@pytest.mark.parametrize("name", list(models.BUILDERS))
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_portable_model_matches_reference(runtime, name, tmp_path):
+    reason = missing(runtime)
+    if reason:
+        pytest.skip(reason)
+    _, feeds, reference = _case(name)
+    outputs = RUNTIMES[runtime].run(_portable(name, FORWARD[runtime]), feeds, tmp_path)
+    for output, expected in reference.items():
+        tolerance = paths.TOLERANCE.get(np.asarray(expected).dtype, 0.0)  # integer outputs: exact
+        error = paths.disagreement(outputs[output], expected)
+        assert error <= tolerance, f"{runtime}: {name} output {output!r}: {error:.3g} > {tolerance:g}"
