@@ -41,10 +41,10 @@ from . import (
 )
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, evaluator, node_label, walk
 from ._graph import BodyKey
-from ._portable import inline
+from ._portable import FORWARD_OPS, inline
 
-__all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "inline", "reference_ops",
-           "make_node", "schemas", "validate_model"]
+__all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "inline", "FORWARD_OPS",
+           "reference_ops", "make_node", "schemas", "validate_model"]
 
 
 class Op(NamedTuple):
