@@ -9,6 +9,8 @@ installed is skipped, naming the package that brings it.
 from __future__ import annotations
 
 import functools
+import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -50,3 +52,34 @@ def test_portable_model_matches_reference(runtime, name, tmp_path):
         tolerance = paths.TOLERANCE.get(np.asarray(expected).dtype, 0.0)  # integer outputs: exact
         error = paths.disagreement(outputs[output], expected)
         assert error <= tolerance, f"{runtime}: {name} output {output!r}: {error:.3g} > {tolerance:g}"
+
+
+def _library_step(name: str):
+    """A training step of real library code exported by tests/converters/test_training_step.py (shared with its
+    tests through their xdist group), and torch autograd's outputs."""
+    pytest.importorskip("torch")
+    converters_tests = str(pathlib.Path(__file__).parents[1] / "converters")
+    if converters_tests not in sys.path:
+        sys.path.insert(0, converters_tests)
+    import test_training_step
+
+    _, model, feeds, want = test_training_step.library_export(name)[:4]
+    return model, feeds, want
+
+
+# monai's UNet step: the steps of kornia's warps and monai's BasicUNet do not run everywhere yet (docs/ops.md)
+LIBRARY_STEPS = ["monai-unet-batchnorm"]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"library-{n}"))
+                                  for n in LIBRARY_STEPS])
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_portable_library_step_matches_torch(runtime, name, tmp_path):
+    reason = missing(runtime)
+    if reason:
+        pytest.skip(reason)
+    model, feeds, want = _library_step(name)
+    outputs = RUNTIMES[runtime].run(opset.inline(model, forward=FORWARD[runtime]), feeds, tmp_path)
+    for output, expected in want.items():
+        error = paths.disagreement(outputs[output], np.asarray(expected))
+        assert error <= 1e-4, f"{runtime}: {name} output {output!r}: {error:.3g} against torch autograd"
