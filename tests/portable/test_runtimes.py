@@ -43,14 +43,24 @@ def _portable(name: str, forward: tuple):
 @pytest.mark.parametrize("name", list(models.BUILDERS))
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 def test_portable_model_matches_reference(runtime, name, tmp_path):
+    _skip_if_missing(runtime)
+    _, feeds, reference = _case(name)
+    _run_and_compare(runtime, name, _portable(name, FORWARD[runtime]), feeds, reference, tmp_path)
+
+
+def _skip_if_missing(runtime: str) -> None:
     reason = missing(runtime)
     if reason:
         pytest.skip(reason)
-    _, feeds, reference = _case(name)
-    outputs = RUNTIMES[runtime].run(_portable(name, FORWARD[runtime]), feeds, tmp_path)
-    for output, expected in reference.items():
-        tolerance = paths.TOLERANCE.get(np.asarray(expected).dtype, 0.0)  # integer outputs: exact
-        error = paths.disagreement(outputs[output], expected)
+
+
+def _run_and_compare(runtime: str, name: str, model, feeds: dict, expected: dict, tmp_path) -> None:
+    """The model on the runtime, each output against `expected`."""
+    outputs = RUNTIMES[runtime].run(model, feeds, tmp_path)
+    for output, value in expected.items():
+        ours = np.asarray(outputs[output])
+        tolerance = paths.TOLERANCE.get(ours.dtype, 0.0)  # the output's dtype's (integer outputs: exact)
+        error = paths.disagreement(ours, value)
         assert error <= tolerance, f"{runtime}: {name} output {output!r}: {error:.3g} > {tolerance:g}"
 
 
@@ -75,11 +85,6 @@ LIBRARY_STEPS = ["monai-unet-batchnorm"]
                                   for n in LIBRARY_STEPS])
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 def test_portable_library_step_matches_torch(runtime, name, tmp_path):
-    reason = missing(runtime)
-    if reason:
-        pytest.skip(reason)
+    _skip_if_missing(runtime)
     model, feeds, want = _library_step(name)
-    outputs = RUNTIMES[runtime].run(opset.inline(model, forward=FORWARD[runtime]), feeds, tmp_path)
-    for output, expected in want.items():
-        error = paths.disagreement(outputs[output], np.asarray(expected))
-        assert error <= 1e-4, f"{runtime}: {name} output {output!r}: {error:.3g} against torch autograd"
+    _run_and_compare(runtime, name, opset.inline(model, forward=FORWARD[runtime]), feeds, want, tmp_path)
