@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Optional
 
 import numpy as np
 import onnx_ir as ir
@@ -436,7 +435,7 @@ def aten_copy(self, src, non_blocking: bool = False):
 
 # --------------------------------------------------------------------------- losses
 
-def aten_nll_loss_forward(self, target, weight: Optional = None, reduction: int = 1, ignore_index: int = -100):
+def aten_nll_loss_forward(self, target, weight=None, reduction: int = 1, ignore_index: int = -100):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index)
     -> (Tensor output, Tensor total_weight)
 

@@ -465,6 +465,16 @@ def trace(fn, args):
                             "values") from None
 
 
+def _spec(pytree, tree):
+    """tree's pytree.TreeSpec with its leaves as plain TreeSpecs: torch 2.13 deprecates LeafSpec, and every copy of
+    one (run_decompositions deep-copies the program's module call graph) warns that it is (a FutureWarning)."""
+    def rebuilt(spec):
+        if spec.is_leaf():
+            return pytree.TreeSpec(None, None, [])
+        return pytree.TreeSpec(spec.type, spec.context, [rebuilt(child) for child in spec.children()])
+    return rebuilt(pytree.tree_flatten(tree)[1])
+
+
 def _program(graph, args):
     """trace()'s graph as a torch.export.ExportedProgram (every input a user input, its constant tensors lifted),
     which torch.onnx.export translates without first capturing the graph again with torch.export (a whole trace of
@@ -529,8 +539,8 @@ def _program(graph, args):
         output_specs=[signature.OutputSpec(signature.OutputKind.USER_OUTPUT, signature.TensorArgument(node.name),
                                            None) for node in outputs])
     constants = lift_constants_pass(graph, spec, ConstantAttrMap())
-    call = ModuleCallSignature(inputs=[], outputs=[], in_spec=pytree.tree_flatten((tuple(args), {}))[1],
-                               out_spec=pytree.tree_flatten(tuple(outputs))[1])
+    call = ModuleCallSignature(inputs=[], outputs=[], in_spec=_spec(pytree, (tuple(args), {})),
+                               out_spec=_spec(pytree, tuple(outputs)))
     try:
         return ExportedProgram(root=graph, graph=nodes, graph_signature=spec, state_dict={}, range_constraints={},
                                module_call_graph=[ModuleCallEntry("", call)], constants=constants)
@@ -764,6 +774,25 @@ def _optimize(model) -> None:
     )(model)
 
 
+@contextlib.contextmanager
+def _without_torchvision_notes():
+    """torch's exporter builds its registry from onnxscript's torchlib on every export, and where torchvision is
+    not installed it logs a warning for each torchvision op torchlib has ("torchvision is not installed. Skipping
+    torchvision::nms", four lines): those lines are dropped inside the block (nothing here needs torchvision), every
+    other record of that logger passes."""
+    import logging
+
+    def keep(record):
+        return not str(record.msg).startswith("torchvision is not installed")
+
+    logger = logging.getLogger("torch.onnx._internal.exporter._registration")
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
+
+
 class _Progress:
     """`export: <phase>` lines with the time each phase took, on stderr when it is a terminal."""
 
@@ -808,8 +837,9 @@ def export(fn_or_module, args, path=None, *, verify: bool = True, **kwargs) -> o
     kwargs.setdefault("opset_version", 18)
     kwargs.setdefault("verbose", False)
     optimize = kwargs.pop("optimize", True)
-    program = torch.onnx.export(_program(graph, args) or graph, tuple(args), dynamo=True,
-                                custom_translation_table=torch_translation_table(), optimize=False, **kwargs)
+    with _without_torchvision_notes():
+        program = torch.onnx.export(_program(graph, args) or graph, tuple(args), dynamo=True,
+                                    custom_translation_table=torch_translation_table(), optimize=False, **kwargs)
     if optimize:
         progress("optimizing")
         _optimize(program.model)
