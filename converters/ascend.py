@@ -452,8 +452,7 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
                "known from grad_output")]
     names = ("scale_d", "scale_h", "scale_w")[3 - len(out):]
     static = _static(size) and _static(out)
-    axes = [(k, i, o, _op_matrix(spec.taps, i, o, f, corners, 0)) for k, (i, o, f)
-            in enumerate(zip(size[2:], out, forward, strict=True))] if static else []
+    axes = _op_axes(spec.taps, size[2:], out, forward, corners, 0) if static else []
     if ge_type in ("UpsampleNearest2dGrad", "UpsampleNearestExact2dGrad"):
         # per axis the given scale, else 0 (the size ratio: where the op ignores the scale, issue A)
         ge_attrs = dict(output_size=out, input_size=size, scales_h=float(forward[0]), scales_w=float(forward[1]))
@@ -499,10 +498,12 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
                   out_shapes=[size], kernel_axes=axes)
 
 
-def _op_matrix(taps: str, size_in: int, size_out: int, scale: float, corners, half_pixel) -> np.ndarray:
-    """M[out, in] of the resample_grad op along one axis (its tap function, float32 arithmetic)."""
-    from resample_grad.opset._taps import TAP_KINDS
-    return TAP_KINDS[taps](size_in, size_out, scale, bool(corners), bool(half_pixel), np.float32).matrix(np.float64)
+def _op_axes(taps: str, sizes_in, sizes_out, scales, corners, half_pixel) -> list:
+    """(axis, in, out, M[out, in]) of the resample_grad op along each resized axis (its taps, float32 arithmetic)."""
+    from resample_grad.opset._taps import axes_taps
+    matrices = axes_taps(taps, sizes_in, sizes_out, scales, bool(corners), bool(half_pixel), np.float32)
+    return [(k, i, o, m.matrix(np.float64)) for k, (i, o, m) in enumerate(zip(sizes_in, sizes_out, matrices,
+                                                                                strict=True))]
 
 
 def _scales_3d(size_in: int, size_out: int, forward: float) -> list[float]:
@@ -572,8 +573,7 @@ def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     plan.out_shapes = [original]
     if _static(original[2:]) and _static(grads[2:]):
         taps, half_pixel = opset.OPS[node.op_type].spec.taps, ge_attrs.get("half_pixel_centers", 0)
-        plan.kernel_axes = [(k, i, o, _op_matrix(taps, i, o, f, corners, half_pixel))
-                            for k, (i, o, f) in enumerate(zip(original[2:], grads[2:], scales, strict=True))]
+        plan.kernel_axes = _op_axes(taps, original[2:], grads[2:], scales, corners, half_pixel)
     return plan
 
 

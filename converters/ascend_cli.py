@@ -2,6 +2,7 @@
 
     resample-grad convert MODEL --target ascend --soc SOC -o DIR [--cast] [--fallback node|all] [--wide-modes]
     resample-grad convert model.ascend.onnx --from ascend -o MODEL.onnx
+    resample-grad convert MODEL --target portable -o OUT.onnx  (portable_cli.py)
 """
 from __future__ import annotations
 
@@ -10,25 +11,29 @@ import onnx
 from resample_grad import opset
 
 from . import ascend_prototypes as protos
+from . import portable_cli
 from .ascend import SOC_DEFAULT, from_ascend, to_ascend
 
 
 def add_cli(sub) -> None:
     convert = sub.add_parser(
-        "convert", help="convert a model for Ascend ATC, or back",
+        "convert", help="convert a model for Ascend ATC, or back, or to standard ONNX only",
         description="ONNX models with resample_grad ops to Ascend ATC, and back. --target ascend writes "
                     "model.ascend.onnx, the ATC parser plugin, the GE IR graph, atc.sh and report.json into the -o "
-                    "folder; --from ascend turns a model.ascend.onnx back into a model with resample_grad ops.")
+                    "folder; --from ascend turns a model.ascend.onnx back into a model with resample_grad ops; "
+                    "--target portable writes the model with every resample_grad node replaced by its standard-ONNX "
+                    "body (opset.inline) to the -o .onnx file.")
     convert.add_argument("model", help="an .onnx model (with --from ascend: a model.ascend.onnx)")
     direction = convert.add_mutually_exclusive_group()
-    direction.add_argument("--target", choices=["ascend"],
+    direction.add_argument("--target", choices=["ascend", "portable"],
                            help="convert to this target (default: ascend, unless --from)")
     direction.add_argument("--from", dest="source", choices=["ascend"], help="convert a model written by --target "
                            "ascend back to the resample_grad ops")
     convert.add_argument("--soc", help=f"the ATC SoC name, a concrete one, not a family (default: {SOC_DEFAULT}); "
                          f"accepted: {protos.known_socs()}")
     convert.add_argument("-o", "--output", required=True, metavar="DIR|FILE.onnx",
-                         help="--target: the output folder, created if missing; --from: the output .onnx file")
+                         help="--target ascend: the output folder, created if missing; --target portable and --from: "
+                              "the output .onnx file")
     convert.add_argument("--cast", action="store_true",
                          help="insert Cast nodes around ops whose dtype the device lacks")
     convert.add_argument("--fallback", choices=["node", "all"],
@@ -43,12 +48,15 @@ def _cmd_convert(args) -> int:
     from resample_grad.cli import output_file, output_folder, progress, write_atomically
     from resample_grad.paths import CliError, load_model
 
-    if args.source == "ascend":
+    if args.source == "ascend" or args.target == "portable":
         given = [flag for flag, value in (("--soc", args.soc), ("--cast", args.cast), ("--fallback", args.fallback),
                                           ("--wide-modes", args.wide_modes)) if value]
         if given:
             raise CliError(f"convert: {', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to "
-                           "--target ascend, not to --from ascend")
+                           f"--target ascend, not to {'--from ascend' if args.source else '--target portable'}")
+    if args.target == "portable":
+        return portable_cli.convert(args)
+    if args.source == "ascend":
         out = output_file(args.output, ".onnx", "convert --from ascend: -o")
         model = load_model(args.model, converted_ok=True)
         back = from_ascend(model)

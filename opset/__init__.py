@@ -4,6 +4,7 @@
     OPS                       op type -> Op: its row (SPEC), schema, body(key), reference, evaluator class
     functions(model)          the FunctionProtos attach() gives a model's nodes (standard ops only)
     attach(model)             a model with the functions and opset imports it needs
+    inline(model)             the model in standard ONNX only: every node replaced by its body, static shapes decided
     reference_ops()           classes for onnx.reference.ReferenceEvaluator(new_ops=...)
     make_node(op_type, ...)   a NodeProto in the domain
 """
@@ -40,9 +41,10 @@ from . import (
 )
 from ._common import DOMAIN, VERSION, ResampleGradError, check_attribute_types, evaluator, node_label, walk
 from ._graph import BodyKey
+from ._portable import FORWARD_OPS, inline
 
-__all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "reference_ops", "make_node",
-           "schemas", "validate_model"]
+__all__ = ["DOMAIN", "VERSION", "OPS", "ResampleGradError", "functions", "attach", "inline", "FORWARD_OPS",
+           "reference_ops", "make_node", "schemas", "validate_model"]
 
 
 class Op(NamedTuple):
@@ -274,7 +276,7 @@ def _raise_if_ours(error: Exception) -> None:
             raise ResampleGradError(op_type, text[text.index(marker) + len(marker):].strip()) from None
 
 
-def attach(model: onnx.ModelProto) -> onnx.ModelProto:
+def attach(model: onnx.ModelProto, *, portable: bool = False) -> onnx.ModelProto:
     """A copy of `model` with the functions of the resample_grad ops it uses and the opset imports they need.
 
     Every resample_grad node is validated first (ResampleGradError on bad attributes), then
@@ -284,7 +286,7 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     `overload` (IR 10) when the installed onnxruntime runs the body a node names
     (onnxruntime_selects_overloads); otherwise _choose_bodies names bodies apart. The
     functions' default-domain opset is the model's (17 or newer), and the IR version one that
-    both the functions (>= 8) and the installed onnxruntime accept.
+    both the functions (>= 8) and the installed onnxruntime accept. portable: bodies for inline() (BodyKey.portable).
     """
     model = _restored(model)
     imports = {o.domain: o for o in model.opset_import}
@@ -302,7 +304,7 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     _fill_output_types(model, inferred)
     _fill_optional_inputs(model)
     _fill_optional_outputs(model)
-    bodies = _choose_bodies(model, _value_types(inferred), default.version)
+    bodies = _choose_bodies(model, _value_types(inferred), default.version, portable)
     used = {key.op_type for key in bodies.values()}
     kept = [f for f in model.functions
             if not (f.domain == DOMAIN and f.name.split(BODY_NAME_SEPARATOR)[0] in used)]
@@ -320,7 +322,7 @@ def attach(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version: int) -> BodyKey:
+def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version: int, portable: bool) -> BodyKey:
     """What the node statically is: its dtype, with float32 arithmetic for float and half inputs (double and any dtype
     when onnxruntime cannot select bodies: that body serves every dtype), its attributes, its named outputs."""
     op = OPS[node.op_type]
@@ -337,7 +339,7 @@ def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version:
                                                   f"'{op.schema.inputs[op.rank_input].name}' (give it a shape)")
         attributes += (("rank", len(rank_type.tensor_type.shape.dim)),)
     wanted = tuple(k < len(node.output) and node.output[k] != "" for k in range(len(op.schema.outputs)))
-    return BodyKey(node.op_type, opmath, dtype, attributes, wanted, opset_version)
+    return BodyKey(node.op_type, opmath, dtype, attributes, wanted, opset_version, portable)
 
 
 def _plain(value):
@@ -349,7 +351,7 @@ def _plain(value):
     return value
 
 
-def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int) -> dict:
+def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int, portable: bool) -> dict:
     """Gives each resample_grad node the body of what it statically is (_body_key) and returns the bodies the model
     needs, {(function name, overload): key}.
 
@@ -358,7 +360,7 @@ def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int) -> d
     nodes of an op with several bodies call a function named per body (the native kernels then do not take them)."""
     overloads = onnxruntime_selects_overloads()
     nodes = list(_domain_nodes(model))
-    keys = [_body_key(node, types, overloads, opset_version) for node in nodes]
+    keys = [_body_key(node, types, overloads, opset_version, portable) for node in nodes]
     bodies = {}
     for node, key in zip(nodes, keys, strict=True):
         if overloads:

@@ -143,6 +143,9 @@ class BodyKey:
     attributes: tuple = ()
     wanted: tuple = ()
     opset: int = DEFAULT_OPSET  # the model's default-domain opset, which the body is written for
+    # for inline(): no If that only skips work where a plain form computes the same (a runtime that checks If
+    # branches statically refuses branches of different shapes)
+    portable: bool = False
 
     @property
     def overload(self) -> str:
@@ -155,6 +158,8 @@ class BodyKey:
         parts += [f"{name}={_text(value)}" for name, value in self.attributes]
         if self.wanted and not all(self.wanted):
             parts.append("outputs=" + "".join("1" if w else "0" for w in self.wanted))
+        if self.portable:
+            parts.append("portable")
         return ",".join(parts)
 
     def attribute(self, name: str):

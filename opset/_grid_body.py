@@ -135,10 +135,26 @@ def grid_sampler_body(key: BodyKey, inputs: list[str], outputs: list[str], spati
     return body.function(key.op_type, key.overload, inputs, dict(zip(outputs, values, strict=True)))
 
 
-def _gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: str, align_corners: bool,
-               wanted: list[bool]) -> list[str]:
-    """grad_input and grad_grid (an empty tensor for an output the node does not name)."""
-    grad_output, image, grid = inputs
+@dataclasses.dataclass
+class TapTable:
+    """Every grid point's taps over the image: `taps` per spatial axis (positions as flat offsets), `weight` their
+    product [N, P, K_0, ..], `index` [N, C, P T] the flat pixel each tap reads (outside: the spare pixel `pixels`),
+    `inside_all` [N, P, K_0, ..] whether it is inside; the shapes as run-time values."""
+    taps: list
+    weight: str
+    index: str
+    inside_all: str
+    batch: str
+    batch_channels: str
+    pixels: str
+    points: str
+    tap_count: str
+    by_channel: str
+
+
+def tap_table(g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str,
+              align_corners: bool) -> TapTable:
+    """The taps of every grid point (aten's GridSampler.h coordinate rules), for the forward and the gradients."""
     batch_channels = g.Shape(image, start=0, end=2)
     # an image without pixels (symbolic dims attach() could not check) fails here, as the kernel refuses it
     pixels = g.ReduceProd(g.Shape(image, start=2), keepdims=1)
@@ -171,9 +187,39 @@ def _gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: st
     batch = g.Shape(image, start=0, end=1)
     by_tap = g.Concat(batch, g.Mul(points, tap_count), axis=0)
     keys = g.Reshape(g.Where(inside_all, keys, pixels), by_tap, allowzero=1)  # outside: the spare pixel
-    g_planes = g.Reshape(g.in_opmath(grad_output), g.Concat(batch_channels, points, axis=0), allowzero=1)
     by_channel = g.Concat(batch_channels, g.Shape(keys, start=1), axis=0)
     index = g.Expand(g.Unsqueeze(keys, [1]), by_channel)  # [N, C, P T]
+    return TapTable(taps, weight, index, inside_all, batch, batch_channels, pixels, points, tap_count, by_channel)
+
+
+def read_taps(g: Graph, table: TapTable, image: str) -> str:
+    """The image (opmath) at every tap, [N, C, P, T]; 0 outside."""
+    image_planes = g.Reshape(g.in_opmath(image), g.Concat(table.batch_channels, table.pixels, axis=0), allowzero=1)
+    spare = g.Pad(image_planes, [0, 0, 0, 0, 0, 1])  # a zero pixel after the image
+    read = g.GatherElements(spare, table.index, axis=2)  # [N, C, P T]
+    return g.Reshape(read, g.Concat(table.batch_channels, table.points, table.tap_count, axis=0), allowzero=1)
+
+
+def grid_sample(g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str, align_corners: bool) -> str:
+    """ONNX GridSample (torch's grid_sample) of image by grid, [N, C, *grid's points], in opmath: the taps read and
+    weighted, the adjoint of grad_input below."""
+    table = tap_table(g, image, grid, spatial, mode, padding, align_corners)
+    weights = g.Reshape(table.weight, g.Concat(table.batch, [1], table.points, table.tap_count, axis=0), allowzero=1)
+    sampled = g.ReduceSum(g.Mul(read_taps(g, table, image), weights), [3], keepdims=0)  # [N, C, P]
+    return g.Reshape(sampled, g.Concat(table.batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
+
+
+def _gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: str, align_corners: bool,
+               wanted: list[bool]) -> list[str]:
+    """grad_input and grad_grid (an empty tensor for an output the node does not name)."""
+    grad_output, image, grid = inputs
+    table = tap_table(g, image, grid, spatial, mode, padding, align_corners)
+    taps, weight, index, inside_all = table.taps, table.weight, table.index, table.inside_all
+    batch, batch_channels, pixels, points, tap_count = (table.batch, table.batch_channels, table.pixels, table.points,
+                                                        table.tap_count)
+    by_channel = table.by_channel
+    tap_axes = list(range(2, 2 + spatial))
+    g_planes = g.Reshape(g.in_opmath(grad_output), g.Concat(batch_channels, points, axis=0), allowzero=1)
     results = []
     if wanted[0]:
         if mode == "nearest":
@@ -190,11 +236,7 @@ def _gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: st
     if wanted[1] and mode == "nearest":
         results.append(g.like(g.Expand(0.0, g.Shape(grid)), grid))
     elif wanted[1]:
-        image_planes = g.Reshape(g.in_opmath(image), g.Concat(batch_channels, pixels, axis=0), allowzero=1)
-        spare = g.Pad(image_planes, [0, 0, 0, 0, 0, 1])  # a zero pixel after the image
-        read = g.GatherElements(spare, index, axis=2)  # [N, C, P T]
-        by_point = g.Concat(batch_channels, points, tap_count, axis=0)
-        dot = g.ReduceSum(g.Mul(g.Reshape(read, by_point, allowzero=1), g.Unsqueeze(g_planes, [-1])), [1],
+        dot = g.ReduceSum(g.Mul(read_taps(g, table, image), g.Unsqueeze(g_planes, [-1])), [1],
                           keepdims=0)  # [N, P, T]
         dot = g.Reshape(g.Where(g.Reshape(inside_all, g.Shape(dot), allowzero=1), dot, 0.0), g.Shape(weight),
                         allowzero=1)

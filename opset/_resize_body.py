@@ -35,7 +35,7 @@ def _f(g: Graph, value) -> str:
 class Plan:
     """Per axis of X (columns, see the module's docstring): its lengths in and out (int64; in_float: float32), the
     scale of its coordinate transform and its roi; `valid`: the kernel accepts the inputs (bool, one element); `shape`:
-    X's shape."""
+    X's shape; `listed`: the axes Resize lists (the others it keeps)."""
     shape: str
     in_dims: str
     out_dims: str
@@ -44,11 +44,13 @@ class Plan:
     starts: str | None
     ends: str | None
     valid: str
+    listed: list[int]
 
 
-def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: str, sizes: str) -> Plan:
+def _plan(g: Graph, attrs: dict, rank: int, d_y: str | None, x: str, roi: str, scales: str, sizes: str) -> Plan:
     """_onnx_resize.plan: scales or sizes (the absent one empty; both padded so that every value has a shape), the
-    policy, the roi; the checks it makes, as one `valid`."""
+    policy, the roi; the checks it makes, as one `valid`. d_y None: the forward Resize, whose output lengths are
+    the ones the plan computes."""
     ctm, policy = attrs["coordinate_transformation_mode"], attrs["keep_aspect_ratio_policy"]
     axes = attrs.get("axes")
     listed = list(range(rank)) if not axes else [a % rank for a in axes]
@@ -66,9 +68,10 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
                                  axis=0)
 
     shape = in_dims = g.Shape(x)
-    out_dims = g.Shape(d_y)
+    out_dims = None if d_y is None else g.Shape(d_y)
     if rank > 1:
-        in_dims, out_dims = g.Unsqueeze(in_dims, [1]), g.Unsqueeze(out_dims, [1])
+        in_dims = g.Unsqueeze(in_dims, [1])
+        out_dims = None if d_y is None else g.Unsqueeze(out_dims, [1])
     in_float = g.Cast(in_dims, to=FLOAT)
     listed_float = in_float if every else g.Gather(in_float, listed, axis=0)
     n_scales, n_sizes = g.Size(scales), g.Size(sizes)
@@ -76,15 +79,16 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
     ones = per_axis(np.ones(count, np.float32))
     sizes_float = g.Cast(flat_sizes, to=FLOAT)
     if count > 1 or policy != "stretch":  # padded to a value per listed axis (one listed axis: any number broadcasts)
-        sizes_float = g.Slice(g.Concat(sizes_float, ones, axis=0), [0], [count])
+        sizes_float = g.Slice(g.Concat(sizes_float, ones, axis=0), [0], [count], [0])
     if policy == "stretch":  # the scales given, or the sizes over X's lengths
         valid = [g.Equal(g.Add(n_scales, n_sizes), [count])]  # one of them, a value per listed axis
         if count > 1:
             valid.append(g.Equal(g.Mul(n_scales, n_sizes), [0]))
         scale = g.Slice(g.Concat(g.Reshape(scales, column), g.Div(sizes_float, listed_float), ones, axis=0), [0],
-                        [count])
+                        [count], [0])
         # ComputeOutputShape: the float product truncated; or the sizes
-        expected = g.Slice(g.Concat(flat_sizes, g.Cast(g.Mul(scale, listed_float), to=INT64), axis=0), [0], [count])
+        expected = g.Slice(g.Concat(flat_sizes, g.Cast(g.Mul(scale, listed_float), to=INT64), axis=0), [0], [count],
+                           [0])
         scale = full(scale, np.float32(1))
         # finite scales > 0; sizes > 0 on an axis of X not empty (size / 0 is infinite)
         valid.append(g.And(g.Greater(scale, _f(g, 0.0)), g.Less(scale, _f(g, np.inf))))
@@ -94,12 +98,14 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
         joint = ratios if count == 1 else (g.ReduceMin if policy == "not_larger" else g.ReduceMax)(ratios, keepdims=1)
         expected = g.Cast(g.Floor(g.Add(g.Mul(joint, listed_float), _f(g, 0.5))), to=INT64)  # std::round
         scale = joint if rank == 1 else full(g.Expand(joint, [count, 1]), np.float32(1))
+    if out_dims is None:
+        out_dims = full(expected, in_dims)
     valid.append(g.Equal(full(expected, in_dims), out_dims))
     starts = ends = None
     if ctm == CROP:  # the roi, starts then ends; a missing one is [0, 1] per axis
         valid.append(g.Equal(g.Abs(g.Sub(g.Size(roi), [count])), [count]))  # none or 2 values per listed axis
         default = per_axis(np.array([0.0] * count + [1.0] * count, np.float32))
-        values = g.Slice(g.Concat(g.Cast(g.Reshape(roi, column), to=FLOAT), default, axis=0), [0], [2 * count])
+        values = g.Slice(g.Concat(g.Cast(g.Reshape(roi, column), to=FLOAT), default, axis=0), [0], [2 * count], [0])
         starts, ends = g.Split(values, axis=0, num_outputs=2, outputs=2)
         starts, ends = full(starts, np.float32(0)), full(ends, np.float32(1))
     ok = valid[0]
@@ -107,7 +113,7 @@ def _plan(g: Graph, attrs: dict, rank: int, d_y: str, x: str, roi: str, scales: 
         ok = g.And(ok, condition)
     if rank > 1:  # every axis's
         ok = g.Cast(g.ReduceMin(g.Cast(ok, to=INT64), keepdims=0), to=BOOL)
-    return Plan(shape, in_dims, out_dims, in_float, scale, starts, ends, ok)
+    return Plan(shape, in_dims, out_dims, in_float, scale, starts, ends, ok, listed)
 
 
 def coordinate(g: Graph, ctm: str, x: str, scale: str, size_out: str, size_in: str, starts, ends) -> str:
@@ -257,13 +263,14 @@ def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.Functio
         refusal = nan.Expand(nan.typed(float("nan"), g.dtype), plan.shape)
     else:
         refusal = nan.CastLike(nan.Expand(float("nan"), plan.shape), x)
-    result = gradient.like(_gradient(gradient, attrs, d_y, plan, rank), x)
+    result = gradient.like(_gradient(gradient, attrs, d_y, plan, rank, key.portable), x)
     dx = g.If(plan.valid, then_branch=gradient.graph([result]), else_branch=nan.graph([refusal]))
     return g.function(key.op_type, key.overload, inputs, {"dX": dx})
 
 
-def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
-    """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix."""
+def _matrices(g: Graph, attrs: dict, plan: Plan, rank: int):
+    """Every axis's matrix M [R, out, in] (rank 1: [out, in]) in the arithmetic type, and whether Resize keeps the
+    axis (bool [R, 1]; rank 1: [1]), and the input positions 0 .. in_max - 1."""
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
     a, exclude = float(attrs["cubic_coeff_a"]), bool(attrs["exclude_outside"])
 
@@ -297,21 +304,61 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int) -> str:
         kept = g.Or(g.Equal(scale, _f(g, 1.0)), g.Cast(g.ReduceMin(g.Cast(kept, to=INT64), keepdims=1), to=BOOL))
     if g.opmath != FLOAT:
         matrix = g.Cast(matrix, to=g.opmath)
+    return matrix, kept, columns
+
+
+def _kept_as_identity(g: Graph, matrix: str, kept: str, out_dims: str, columns: str):
+    """The matrices [R, out, in] with the identity on the axes Resize keeps (rank 2 or more), and the output
+    positions 0 .. out_max - 1."""
+    dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
+    identity = g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)  # [out, in]: what a kept axis reads
+    return g.Where(g.Unsqueeze(kept, [-1]), identity, matrix), dst
+
+
+def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: bool) -> str:
+    """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix (portable: along every
+    axis it lists, a kept one with the identity, rather than an If per axis)."""
+    matrix, kept, columns = _matrices(g, attrs, plan, rank)
+    in_dims, out_dims = plan.in_dims, plan.out_dims
     grad = g.in_opmath(d_y)
     if rank == 1:  # the matrix is [out, in]
         copy, contracted = g.branch(), g.branch()
         return g.If(kept, then_branch=copy.graph([grad]),
                     else_branch=contracted.graph([contracted.MatMul(grad, matrix)]))
-    dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
-    identity = g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)  # [out, in]: what a kept axis reads
-    axes = Axes(in_dims, out_dims, None, dst)
-    bands = band(g, axes, g.Where(g.Unsqueeze(kept, [-1]), identity, matrix))
+    matrix, dst = _kept_as_identity(g, matrix, kept, out_dims, columns)
+    bands = band(g, Axes(in_dims, out_dims, None, dst), matrix)
     rows = g.Split(bands.rows, axis=0, num_outputs=rank, outputs=rank)
     weights = g.Split(bands.weight, axis=0, num_outputs=rank, outputs=rank)
-    for axis in range(rank):  # an axis Resize keeps is skipped (most often N and C): a pass over dY less
-        keep, resize = g.branch(), g.branch()
+    for axis in plan.listed:  # an axis Resize keeps is skipped (most often N and C): a pass over dY less
+        resize = g if portable else g.branch()
         end = resize.Slice(plan.shape, [axis], [axis + 1])
         contracted = contract(resize, grad, resize.Slice(rows[axis], [0], end, [2]),
                               resize.Slice(weights[axis], [0], end, [2]), axis, rank)
-        grad = g.If(g.Gather(kept, axis), then_branch=keep.graph([grad]), else_branch=resize.graph([contracted]))
+        grad = contracted if portable else g.If(g.Gather(kept, axis), then_branch=g.branch().graph([grad]),
+                                                else_branch=resize.graph([contracted]))
     return grad
+
+
+def resize(g: Graph, attrs: dict, rank: int, x: str, roi: str, scales: str, sizes: str) -> str:
+    """ONNX Resize of x (rank 2 or more; not tf_crop_and_resize, whose extrapolated outputs are a constant), in the
+    arithmetic type: x times every listed axis's matrix M (the adjoint of the gradient above), a MatMul per axis;
+    NaN where ResizeGrad's body would give NaN (inputs onnxruntime's Resize refuses)."""
+    plan = _plan(g, attrs, rank, None, x, roi, scales, sizes)
+    matrix, kept, columns = _matrices(g, attrs, plan, rank)
+    matrix, _ = _kept_as_identity(g, matrix, kept, plan.out_dims, columns)
+    out_lengths = g.Reshape(plan.out_dims, [-1])
+    y = g.in_opmath(x)
+    for axis in plan.listed:
+        length_in, length_out = g.Slice(plan.shape, [axis], [axis + 1]), g.Slice(out_lengths, [axis], [axis + 1])
+        # the axis's rows (a Gather of a Range: tract 0.23 evaluates a Slice to a run-time length wrongly)
+        one = g.Gather(g.Gather(matrix, axis, axis=0), g.Range(0, g.Squeeze(length_out, [0]), 1), axis=0)
+        one = g.Slice(one, [0], length_in, [1])
+        if axis == rank - 1:
+            y = g.MatMul(y, g.Transpose(one, perm=[1, 0]))
+        else:  # the axis moved next to last, where MatMul contracts it
+            perm = list(range(rank))
+            perm[axis], perm[rank - 2] = rank - 2, axis
+            moved = y if axis == rank - 2 else g.Transpose(y, perm=perm)
+            y = g.MatMul(one, moved)
+            y = y if axis == rank - 2 else g.Transpose(y, perm=perm)
+    return g.Where(plan.valid, y, float("nan"))

@@ -132,9 +132,8 @@ class ResizeV2Spec:
                               spatial_in if self.shape_input == "size" else original.shape)
         values = self.scale_values(scales)
         opmath = compute_dtype(grads.dtype)
-        tap_function = _taps.TAP_KINDS[self.taps]
-        taps = [None, None] + [tap_function(shape[2 + a], grads.shape[2 + a], values[a], bool(align_corners),
-                                            bool(half_pixel_centers), opmath) for a in range(self.spatial)]
+        taps = [None, None] + _taps.axes_taps(self.taps, shape[2:], grads.shape[2:], values, bool(align_corners),
+                                              bool(half_pixel_centers), opmath)
         return _taps.separable_backward(grads, taps, shape)
 
     # ----------------------------------------------------------------------- schema

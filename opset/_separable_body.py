@@ -129,8 +129,12 @@ def linear_taps(g: Graph, axes: Axes, scales, align_corners: bool) -> Taps:
 
 
 def cubic_taps(g: Graph, axes: Axes, scales, align_corners: bool) -> Taps:
-    """_taps.aten_cubic: four taps at floor - 1 .. floor + 2, clamped to the border."""
-    ratio = _copies(g, axes, aten_scale(g, axes, scales, align_corners), scales)
+    """_taps.aten_cubic: four taps at floor - 1 .. floor + 2, clamped to the border; _taps.cubic_scales: a ratio of 1
+    (a copy) on every axis when every axis keeps its size, whatever the scales."""
+    ratio = aten_scale(g, axes, scales, align_corners)
+    if any(s > 0 for s in scales):
+        kept = g.ReduceMin(g.Cast(g.Equal(axes.out_len, axes.input_ints(g)), to=INT64), keepdims=0)
+        ratio = g.Where(g.Equal(kept, 1), 1.0, ratio)
     dst = g.Cast(axes.dst, to=g.opmath)
     src = g.Mul(ratio, dst) if align_corners else g.Sub(g.Mul(ratio, g.Add(dst, 0.5)), 0.5)
     index, t = _guard_index(g, src, axes)

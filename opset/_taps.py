@@ -161,10 +161,12 @@ def cubic_coefficients(t: np.ndarray, a: float) -> list:
 
 
 def aten_cubic(input_size: int, output_size: int, align_corners: bool, scale: float, opmath) -> Taps:
-    """upsample_bicubic2d_backward: out == in copies; else the source index is not clamped at 0 (cubic=True), the four
-    taps at floor - 1 .. floor + 2 read the border pixel when outside (upsample_increment_value_bounded)."""
+    """upsample_bicubic2d_backward along one axis (its copy of a tensor whose every axis keeps its size is
+    cubic_scales'): the source index is not clamped at 0 (cubic=True), the four taps at floor - 1 .. floor + 2
+    read the border pixel when outside (upsample_increment_value_bounded). out == in without a scale is a ratio
+    of 1, whose taps are a copy: taken as one."""
     opmath = np.dtype(opmath).type
-    if output_size == input_size:  # copies, whatever the scale
+    if output_size == input_size and not scale > 0:
         return taps_from_columns(input_size, [(np.arange(output_size), np.ones(output_size, opmath))])
     ratio = aten_scale(input_size, output_size, scale, align_corners, opmath)
     index, t = _guard_index(aten_source_index(ratio, output_size, align_corners, True, opmath), input_size)
@@ -271,6 +273,15 @@ def _tf_linear(i, o, s, ac, hp, m):
 # Every tap function of the domain, called as (in, out, scale, align_corners, half_pixel_centers, opmath). A kind's
 # position is its number in the kernels (runtime/src/taps.h TapKind); the function bodies' twins are
 # _separable_body.MATRICES.
+def cubic_scales(input_sizes, output_sizes, scales) -> list:
+    """upsample_bicubic2d_backward copies a tensor whose every spatial axis keeps its size, whatever the scales
+    (aten/src/ATen/native/UpSampleBicubic2d.cpp, "Special case: input/output same size, just copy"): no scale
+    then, so each axis's taps are a copy; otherwise every axis takes its scale, one that keeps its size too."""
+    if all(int(i) == int(o) for i, o in zip(input_sizes, output_sizes, strict=True)):
+        return [0.0] * len(scales)
+    return list(scales)
+
+
 TAP_KINDS = {
     "nearest": lambda i, o, s, ac, hp, m: aten_nearest(i, o, s),
     "nearest_exact": lambda i, o, s, ac, hp, m: aten_nearest_exact(i, o, s),
@@ -281,3 +292,15 @@ TAP_KINDS = {
     "tf_nearest": lambda i, o, s, ac, hp, m: tf_nearest(i, o, ac, hp, s),
     "tf_linear": _tf_linear,
 }
+
+
+# What a kind's op does with the scales of all its axes before each axis takes its taps (as they are elsewhere).
+AXES_SCALES = {"cubic": cubic_scales}
+
+
+def axes_taps(kind: str, input_sizes, output_sizes, scales, align_corners: bool, half_pixel_centers: bool,
+              opmath) -> list:
+    """The taps of every resized axis of an op of tap kind `kind` (a key of TAP_KINDS)."""
+    scales = AXES_SCALES.get(kind, lambda i, o, s: list(s))(input_sizes, output_sizes, scales)
+    return [TAP_KINDS[kind](i, o, s, align_corners, half_pixel_centers, opmath)
+            for i, o, s in zip(input_sizes, output_sizes, scales, strict=True)]

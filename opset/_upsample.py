@@ -121,9 +121,8 @@ class UpsampleSpec:
         opmath = compute_dtype(grad_output.dtype)
         scales = self.scale_values(attrs, spatial)
         corners = bool(attrs.get("align_corners") or 0)
-        tap_function = _taps.TAP_KINDS[self.taps]
-        taps = [None, None] + [tap_function(shape[2 + a], grad_output.shape[2 + a], scales[a], corners, False, opmath)
-                               for a in range(spatial)]
+        taps = [None, None] + _taps.axes_taps(self.taps, shape[2:], grad_output.shape[2:], scales, corners, False,
+                                              opmath)
         return _taps.separable_backward(grad_output, taps, shape)
 
     # ----------------------------------------------------------------------- schema

@@ -277,6 +277,9 @@ AXIS_SIZES = {
     "scales_not_ratio": ((6, 13, 1.7), (7, 11, 1.5), (5, 9, 1.8)),
     "down_large": ((150, 3, 0.0), (64, 5, 0.0), (40, 4, 0.0)),
     "same_size_scale_given": ((6, 6, 1.5), (5, 5, 0.5), (4, 4, 2.0)),
+    # an axis keeps its size under its scale while another is resized (bicubic then resizes it: aten copies only
+    # a tensor whose every axis keeps its size)
+    "one_kept_scale_given": ((5, 5, 1.1), (6, 12, 2.0), (4, 9, 2.25)),
 }
 
 

@@ -188,8 +188,13 @@ void SpatialBackward(const OrtApi* api, OrtKernelContext* context, TapKind kind,
   std::vector<TapMatrix<A>> taps;
   taps.reserve(spatial);  // (axes point into it)
   std::vector<const TapMatrix<A>*> axes(in_dims.size(), nullptr);
+  // upsample_bicubic2d_backward copies a tensor whose every spatial axis keeps its size, whatever the scales
+  // (opset/_taps.py cubic_scales): no scale then; otherwise every axis takes its own
+  bool all_kept = true;
+  for (size_t a = 0; a < spatial; ++a) all_kept = all_kept && in_dims[2 + a] == grad.dims[2 + a];
+  const bool drop_scales = kind == TapKind::kCubic && all_kept;
   for (size_t a = 0; a < spatial; ++a) {
-    options.scale = scales[a];
+    options.scale = drop_scales ? 0.f : scales[a];
     taps.push_back(MakeTaps<A>(kind, in_dims[2 + a], grad.dims[2 + a], options));
     axes[2 + a] = &taps.back();
   }

@@ -106,7 +106,7 @@ void Linear(TapMatrix<A>* taps, float scale, bool align_corners) {
 template <typename A>
 void Cubic(TapMatrix<A>* taps, float scale, bool align_corners) {
   const int64_t in = taps->input_size, out = taps->output_size;
-  if (in == out) return Identity(taps);
+  if (in == out && !(scale > 0)) return Identity(taps);  // a ratio of 1: the taps of a copy
   const A ratio = AtenScale<A>(in, out, scale, align_corners);
   for (int64_t o = 0; o < out; ++o) {
     const A src = align_corners ? ratio * static_cast<A>(o) : ratio * (static_cast<A>(o) + A(0.5)) - A(0.5);

@@ -134,21 +134,9 @@ SIZES_2D = [(2, 6), (5, 5), (26, 7), (3, 7), (7, 3), (16, 37), (40, 13)]
 SCALES = [None, 1.4, 2.0, 2.1, 1.2, 2.5, 0.5, 0.75, 3.0, (1.4, 2.0), (1.0, 2.5)]
 
 
-def _bicubic_one_axis_kept(mode, size, scale, corners) -> bool:
-    """aten's bicubic backward copies only when both axes keep their size; resample_grad's UpsampleBicubic2dGrad
-    (opset/_taps.py aten_cubic) copies each axis that does, whatever its scale: they differ when one axis keeps
-    its size under a given scale other than 1 (test_bicubic_reference_copies_an_axis_torch_resizes)."""
-    if mode != "bicubic" or scale is None or corners:
-        return False
-    scales = scale if isinstance(scale, tuple) else (scale, scale)
-    kept = [int(np.floor(i * s)) == i for i, s in zip(size, scales, strict=True)]
-    return any(k and s != 1 for k, s in zip(kept, scales, strict=True)) and not all(kept)
-
-
 SWEEP = [(mode, size, scale, corners) for mode in ("nearest", "nearest-exact", "bilinear", "bicubic")
          for corners in ((0, 1) if mode in ("bilinear", "bicubic") else (0,)) for size in SIZES_2D
-         for scale in SCALES if (scale is None or (np.floor(np.array(size) * np.array(scale)) >= 1).all())
-         and not _bicubic_one_axis_kept(mode, size, scale, corners)]
+         for scale in SCALES if (scale is None or (np.floor(np.array(size) * np.array(scale)) >= 1).all())]
 SWEEP_3D = [(mode, size, scale, 0) for mode in ("nearest3d", "nearest-exact3d")
             for size in [(2, 3, 4), (5, 5, 2), (26, 3, 7)] for scale in [None, 2.0, 1.2, 2.5, (1.4, 2.0, 2.1)]]
 
@@ -323,14 +311,6 @@ def test_every_family_the_converter_targets():
                 continue  # not on this family (ResizeGradD, the training series' bicubic, is not emulated)
             for result in _emulations(conversion, feeds):
                 assert _error(result["dx"], reference) < TOLERANCE["float32"], (family, mode)
-
-
-@pytest.mark.xfail(strict=True, reason="resample_grad's UpsampleBicubic2dGrad copies an axis that keeps its size "
-                                       "under a given scale; aten copies only when both axes keep theirs")
-def test_bicubic_reference_copies_an_axis_torch_resizes():
-    model, feeds, reference = _sweep_case("bicubic", (2, 6), (1.4, 2.0), 0, "float32")
-    ours = run_on(model, feeds, "kernels")["dx"]
-    assert _error(ours, reference) < TOLERANCE["float32"]
 
 
 # --------------------------------------------------------------------------- ResizeGrad through its mapped ops

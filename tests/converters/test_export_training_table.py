@@ -678,12 +678,16 @@ def _kink_case():
 
 
 def test_verification_tolerates_a_kink(monkeypatch):
-    """At the kink the step's gradient differs from torch's (_kink_case), yet export_training_step does not raise:
-    at the perturbed point both agree. Without the perturbation (the same point twice) it would raise."""
+    """At the kink the step's gradient differs from torch's (_kink_case), yet export_training_step does not raise.
+    The perturbed point alone tolerates it too: with the float64 reference and the jittered runs taken out (torch's
+    one run at the point is the reference), it exports, and it raises when the perturbed point is the point itself."""
     from resample_grad.converters import torch_export
 
     module, x, c = _kink_case()
     converters.export_training_step(module, _kinked, x, c)  # verify=True
+    monkeypatch.setattr(torch_export, "_in_float64", lambda fn, point: None)
+    monkeypatch.setattr(torch_export, "JITTERS", 0)
+    converters.export_training_step(module, _kinked, x, c)
     monkeypatch.setattr(torch_export, "_perturbed", lambda args: args)
     with pytest.raises(converters.VerificationError, match="output 'grad_weight'"):
         converters.export_training_step(module, _kinked, x, c)

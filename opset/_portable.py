@@ -1,0 +1,193 @@
+"""inline(model): a model of standard ONNX ops only, which runtimes that read no model-local functions run.
+
+Every resample_grad node is replaced by the body attach() gives it, then what the model's static shapes decide is
+decided once, here, rather than at run time: Shape of a known shape, the shape checks built from it, the coordinate
+and tap tables that depend on sizes only, and an If whose condition is thereby known (onnxscript's constant folding,
+without its rewrite rules, which may change the arithmetic). What remains is the computation on the model's data.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+
+import numpy as np
+import onnx
+
+from ._common import DOMAIN, ResampleGradError
+from ._graph import DOUBLE, FLOAT, Graph
+from ._grid_body import grid_sample
+from ._resize_body import CROP, resize
+
+# the folding limits (elements): a folded table larger than this stays a computation, so the model stays small
+FOLD_INPUT_LIMIT = 1 << 16
+FOLD_OUTPUT_LIMIT = 1 << 18
+FOLD_ROUNDS = 3  # a fold exposes the next one (Shape -> Where -> Reshape shape -> If condition)
+FORWARD_OPS = ("GridSample", "Resize")  # the forward ops inline(forward=...) can replace
+FORWARD_DOMAIN = DOMAIN + ".forward"  # of the functions that replace them, inlined before inline() returns
+
+
+def inline(model: onnx.ModelProto, *, fold: bool = True, forward=()) -> onnx.ModelProto:
+    """A copy of `model` with every resample_grad node replaced by its body (attach()'s), no function and no import
+    of the resample_grad domain left, no zero-element initializer, unique node names, standard ops at the model's
+    default-domain opset. fold=False keeps the bodies as attach() writes them (shapes computed at run time).
+
+    forward: op types of FORWARD_OPS whose nodes in the main graph are replaced by standard-op bodies of the same tap
+    engine too, for a runtime that lacks them: GridSample (4-D and 5-D, every mode and padding) and Resize (rank 2
+    or more, float, every mode but tf_crop_and_resize; a node of another kind stays)."""
+    import onnx_ir as ir
+    from onnx_ir.passes import common as common_passes
+    from onnxscript.optimizer import _constant_folding
+
+    from . import attach  # (this module is imported by the package's __init__)
+
+    unknown = sorted(set(forward) - set(FORWARD_OPS))
+    if unknown:
+        raise ResampleGradError("inline", f"forward={list(forward)}: {', '.join(unknown)} cannot be replaced; "
+                                          f"expected op types among {', '.join(FORWARD_OPS)}")
+    attached = attach(model, portable=True)
+    _replace_forward(attached, set(forward))
+    ir_model = ir.serde.deserialize_model(attached)
+    passes = [common_passes.InlinePass()]
+    if fold:
+        passes.append(ir.passes.PassManager(
+            [_constant_folding.FoldConstantsPass(shape_inference=True, input_size_limit=FOLD_INPUT_LIMIT,
+                                                 output_size_limit=FOLD_OUTPUT_LIMIT, should_fold=_foldable),
+             common_passes.RemoveUnusedNodesPass()], steps=FOLD_ROUNDS, early_stop=True))
+    passes += [common_passes.RemoveUnusedNodesPass(), common_passes.RemoveUnusedFunctionsPass(),
+               common_passes.RemoveUnusedOpsetsPass(), common_passes.NameFixPass()]
+    with _quiet_folding(_constant_folding.__name__):
+        ir.passes.Sequential(*passes)(ir_model)
+    result = ir.serde.serialize_model(ir_model)
+    _drop_dead_nodes(result.graph)
+    _drop_unused_initializers(result)
+    _check_portable(result)
+    return result
+
+
+def _foldable(node) -> bool | None:
+    """False for a value that Gather reads as indices of rank 2 or more: tinygrad 0.14 reads constant indices as a
+    flat list of ints and fails on nested ones (docs/ops.md, "Portable form"); computed, they pass. None: the
+    folder decides."""
+    for value in node.outputs:
+        if any(use.node.op_type == "Gather" and use.idx == 1 for use in value.uses()):
+            if value.shape is None or len(value.shape) >= 2:
+                return False
+    return None
+
+
+@contextlib.contextmanager
+def _quiet_folding(logger: str):
+    """The folder evaluates nodes with onnx's reference: a body's deliberate NaN (0 / 0) is no warning, and a node
+    it cannot evaluate stays a node (its log says so)."""
+    folding_log = logging.getLogger(logger)
+    level = folding_log.level
+    folding_log.setLevel(logging.ERROR)
+    try:
+        with np.errstate(all="ignore"):
+            yield
+    finally:
+        folding_log.setLevel(level)
+
+
+def _drop_dead_nodes(graph: onnx.GraphProto) -> None:
+    """Nodes of the main graph whose outputs nothing reads (left by the folding of If branches)."""
+    while True:
+        read = {name for node in _all_nodes(graph) for name in node.input} | {v.name for v in graph.output}
+        dead = [node for node in graph.node if not any(name in read for name in node.output)]
+        if not dead:
+            return
+        for node in dead:
+            graph.node.remove(node)
+
+
+def _drop_unused_initializers(model: onnx.ModelProto) -> None:
+    """Initializers no node reads (folded away), and every zero-element one (an absent optional input that a body
+    read): a zero-element initializer some parsers (tinygrad's) refuse is a Constant node instead."""
+    graph = model.graph
+    read = {name for node in _all_nodes(graph) for name in node.input} | {v.name for v in graph.output}
+    inputs = {v.name for v in graph.input}
+    for tensor in list(graph.initializer):
+        if tensor.name in inputs:
+            continue
+        if tensor.name not in read or 0 in tensor.dims:
+            graph.initializer.remove(tensor)
+        if tensor.name in read and 0 in tensor.dims:
+            graph.node.insert(0, onnx.helper.make_node("Constant", [], [tensor.name], name=f"{tensor.name}_constant",
+                                                       value=tensor))
+
+
+def _all_nodes(graph: onnx.GraphProto):
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _all_nodes(attr.g)
+
+
+def _check_portable(model: onnx.ModelProto) -> None:
+    """What inline() promises, checked on what it wrote: a failure here is a bug of the package, named."""
+    left = [f"{n.domain}.{n.op_type}" for n in _all_nodes(model.graph) if n.domain == DOMAIN]
+    if left or model.functions or any(o.domain == DOMAIN for o in model.opset_import):
+        raise ResampleGradError("inline", f"resample_grad nodes or functions remain: {left or list(model.functions)}")
+    onnx.checker.check_model(model, full_check=True)
+
+
+def _replace_forward(model: onnx.ModelProto, forward: set) -> None:
+    """Each main-graph node of an op type in `forward` that _forward_body can build becomes a call of a model-local
+    function of FORWARD_DOMAIN (one per node), which the InlinePass then inlines."""
+    if not forward:
+        return
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v.type.tensor_type for v in [*inferred.graph.input, *inferred.graph.value_info]}
+    types.update({t.name: onnx.helper.make_tensor_type_proto(t.data_type, t.dims).tensor_type
+                  for t in model.graph.initializer})
+    version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    for k, node in enumerate(model.graph.node):
+        if node.domain not in ("", "ai.onnx") or node.op_type not in forward:
+            continue
+        present = [name for name in node.input if name]
+        function = _forward_body(node, [types.get(name) for name in node.input], version)
+        if function is None:
+            continue
+        function.name, function.domain = f"{node.op_type}_{k}", FORWARD_DOMAIN
+        node.op_type, node.domain = function.name, FORWARD_DOMAIN
+        node.input[:] = present
+        del node.attribute[:]
+        model.functions.append(function)
+    if model.functions and all(o.domain != FORWARD_DOMAIN for o in model.opset_import):
+        model.opset_import.append(onnx.helper.make_opsetid(FORWARD_DOMAIN, 1))
+
+
+FLOATS = (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, FLOAT, DOUBLE)
+GRID_SAMPLE_MODES = {"bilinear": "bilinear", "linear": "bilinear", "bicubic": "bicubic", "cubic": "bicubic",
+                     "nearest": "nearest"}  # (opset 16's names and opset 20's)
+
+
+def _forward_body(node: onnx.NodeProto, types: list, version: int) -> onnx.FunctionProto | None:
+    """The body of a GridSample or Resize node (inputs: its present inputs, in order); None where it has none."""
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {name: value.decode() if isinstance(value, bytes) else value for name, value in attrs.items()}
+    x = types[0]
+    if x is None or x.elem_type not in FLOATS or not x.HasField("shape"):
+        return None
+    rank = len(x.shape.dim)
+    g = Graph(DOUBLE if x.elem_type == DOUBLE else FLOAT, x.elem_type, version)
+    if node.op_type == "GridSample":
+        grid = types[1]
+        if rank not in (4, 5) or grid is None or grid.elem_type != x.elem_type:
+            return None
+        y = grid_sample(g, "X", "grid", rank - 2, GRID_SAMPLE_MODES[attrs.get("mode", "bilinear")],
+                        attrs.get("padding_mode", "zeros"), bool(attrs.get("align_corners", 0)))
+        return g.function(node.op_type, "", ["X", "grid"], {"Y": g.like(y, "X")})
+    from . import OPS  # Resize's attributes are ResizeGrad's, with the same defaults
+
+    attrs = {**{k: v.decode() if isinstance(v, bytes) else v for k, v in OPS["ResizeGrad"].body_attributes.items()},
+             **attrs}
+    if rank < 2 or attrs["coordinate_transformation_mode"] == CROP:
+        return None
+    names = ["X", "roi", "scales", "sizes"]
+    given = [k < len(node.input) and node.input[k] != "" for k in range(4)]
+    absent = {"roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32), "sizes": np.zeros(0, np.int64)}
+    values = [name if given[k] else g.constant(absent[name]) for k, name in enumerate(names)]
+    y = resize(g, attrs, rank, *values)
+    return g.function(node.op_type, "", [name for k, name in enumerate(names) if given[k]], {"Y": g.like(y, "X")})

@@ -1,0 +1,95 @@
+"""The ONNX runtimes that the portable form is tested on, each as run(model, feeds, workdir) -> {output: array}.
+
+RUNTIMES: name -> Runtime(module, run). A runtime whose Python package is not installed is skipped by the tests,
+which say so (tests/portable/test_portable.py).
+"""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import subprocess
+import sys
+from typing import NamedTuple
+
+import numpy as np
+import onnx
+
+
+def _outputs(model: onnx.ModelProto) -> list[str]:
+    return [o.name for o in model.graph.output]
+
+
+def _inputs(model: onnx.ModelProto) -> list[str]:
+    initialized = {i.name for i in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initialized]
+
+
+def _saved(model: onnx.ModelProto, workdir: pathlib.Path) -> pathlib.Path:
+    path = workdir / "model.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def run_openvino(model, feeds, workdir):
+    import openvino
+
+    core = openvino.Core()
+    # f32 throughout: a CPU with bf16 or fp16 units would otherwise compute in them by default
+    compiled = core.compile_model(core.read_model(_saved(model, workdir)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    results = compiled([feeds[name] for name in _inputs(model)])
+    return {name: np.asarray(results[compiled.output(k)]) for k, name in enumerate(_outputs(model))}
+
+
+def run_tract(model, feeds, workdir):
+    import tract
+
+    runnable = tract.onnx().load(str(_saved(model, workdir))).into_model().into_runnable()
+    results = runnable.run([feeds[name] for name in _inputs(model)])
+    return {name: results[k].to_numpy() for k, name in enumerate(_outputs(model))}
+
+
+def run_tinygrad(model, feeds, workdir):
+    from tinygrad import Tensor
+    from tinygrad.nn.onnx import OnnxRunner
+
+    results = OnnxRunner(_saved(model, workdir))({name: Tensor(feeds[name]) for name in _inputs(model)})
+    return {name: results[name].numpy() for name in _outputs(model)}
+
+
+def run_iree(model, feeds, workdir):
+    import iree.compiler
+    import iree.runtime
+
+    mlir = workdir / "model.mlir"
+    subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", str(_saved(model, workdir)), "-o",
+                    str(mlir)], check=True, capture_output=True, text=True)
+    flatbuffer = iree.compiler.compile_file(str(mlir), target_backends=["llvm-cpu"],
+                                            extra_args=["--iree-llvmcpu-target-cpu=host"])
+    module = iree.runtime.load_vm_flatbuffer(flatbuffer, driver="local-task")
+    results = module[model.graph.name](*[feeds[name] for name in _inputs(model)])
+    results = results if isinstance(results, (list, tuple)) else [results]
+    return {name: np.asarray(results[k].to_host()) for k, name in enumerate(_outputs(model))}
+
+
+class Runtime(NamedTuple):
+    module: str  # the Python module that must be importable
+    package: str  # the PyPI package that brings it
+    run: object
+
+
+RUNTIMES = {
+    "openvino": Runtime("openvino", "openvino", run_openvino),
+    "tract": Runtime("tract", "tract", run_tract),
+    "tinygrad": Runtime("tinygrad", "tinygrad", run_tinygrad),
+    "iree": Runtime("iree.runtime", "iree-base-compiler and iree-base-runtime", run_iree),
+}
+
+
+def missing(name: str) -> str | None:
+    """Why runtime `name` cannot run here (None: it can)."""
+    runtime = RUNTIMES[name]
+    try:
+        found = importlib.util.find_spec(runtime.module) is not None
+    except ModuleNotFoundError:
+        found = False
+    return None if found else f"{name}: not installed (pip install {runtime.package})"

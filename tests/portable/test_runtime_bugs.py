@@ -1,0 +1,85 @@
+"""The runtime bugs that opset.inline works around (docs/ops.md, "Portable form"), each as its minimal model, checked
+to still be there: onnxruntime and onnx.reference compute each model as the ONNX spec says, the runtime does not.
+When one of these fails, the runtime has fixed the bug: the work-around (and its row in docs/ops.md) can go."""
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+from runtimes import RUNTIMES, missing
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def _model(nodes, inputs, outputs, initializers=(), version=20):
+    graph = helper.make_graph(nodes, "bug", [helper.make_tensor_value_info(*i) for i in inputs],
+                              [helper.make_tensor_value_info(*o) for o in outputs], initializer=list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
+
+
+def _spec(model, feeds) -> np.ndarray:
+    """The model's output on onnxruntime, checked against onnx.reference."""
+    ours = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    np.testing.assert_allclose(ours[0], ReferenceEvaluator(model).run(None, feeds)[0], rtol=1e-6)
+    return ours[0]
+
+
+def _on(runtime: str, model, feeds, tmp_path):
+    reason = missing(runtime)
+    if reason:
+        pytest.skip(reason)
+    return RUNTIMES[runtime].run(model, feeds, tmp_path)
+
+
+def test_iree_grid_sample_zeros_padding_reads_outside_the_image(tmp_path):
+    """IREE 3.13: a linear GridSample point outside the image reads the edge instead of zero padding."""
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear", padding_mode="zeros", align_corners=0)
+    model = _model([node], [("x", F, [1, 1, 2, 2]), ("grid", F, [1, 1, 1, 2])], [("y", F, [1, 1, 1, 1])])
+    feeds = {"x": np.array([[[[1, 2], [3, 4]]]], np.float32), "grid": np.array([[[[1.5, 0.0]]]], np.float32)}
+    assert _spec(model, feeds).item() == 0.0  # x = 1.5 is pixel 2.0: both taps (2, 3) past the last column, 1
+    assert _on("iree", model, feeds, tmp_path)["y"].item() == pytest.approx(1.5)
+
+
+def test_openvino_cubic_antialias_resize_differs(tmp_path):
+    """OpenVINO 2026.4: an antialiased cubic Resize (downscale 4 -> 2) gives other weights than the ONNX spec's."""
+    sizes = helper.make_tensor("sizes", I64, [4], [1, 1, 1, 2])
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="cubic", antialias=1)
+    model = _model([node], [("x", F, [1, 1, 1, 4])], [("y", F, [1, 1, 1, 2])], [sizes], version=19)
+    feeds = {"x": np.array([[[[1, 2, 3, 4]]]], np.float32)}
+    np.testing.assert_allclose(_spec(model, feeds).ravel(), [1.4902344, 3.5097656], rtol=1e-6)
+    np.testing.assert_allclose(_on("openvino", model, feeds, tmp_path)["y"].ravel(), [1.40625, 3.59375], rtol=1e-6)
+
+
+def test_tinygrad_gather_of_constant_2d_indices_fails(tmp_path):
+    """tinygrad 0.14: Gather whose indices are a constant of rank 2 fails (it reads them as a flat list)."""
+    indices = helper.make_tensor("indices", I64, [2, 2], [0, 1, 2, 0])
+    node = helper.make_node("Gather", ["x", "indices"], ["y"], axis=0)
+    model = _model([node], [("x", F, [3, 4])], [("y", F, [2, 2, 4])], [indices])
+    feeds = {"x": np.arange(12, dtype=np.float32).reshape(3, 4)}
+    assert _spec(model, feeds).shape == (2, 2, 4)
+    with pytest.raises(TypeError, match="'<' not supported"):
+        _on("tinygrad", model, feeds, tmp_path)
+
+
+def test_tinygrad_slice_without_axes_takes_every_axis(tmp_path):
+    """tinygrad 0.14: Slice without axes on a 2-D tensor with one start takes axes 0 .. rank - 1, not 0 .. 0."""
+    starts, ends = helper.make_tensor("starts", I64, [1], [0]), helper.make_tensor("ends", I64, [1], [2])
+    node = helper.make_node("Slice", ["x", "starts", "ends"], ["y"])
+    model = _model([node], [("x", F, [3, 4])], [("y", F, [2, 4])], [starts, ends])
+    feeds = {"x": np.arange(12, dtype=np.float32).reshape(3, 4)}
+    assert _spec(model, feeds).shape == (2, 4)
+    with pytest.raises(IndexError):
+        _on("tinygrad", model, feeds, tmp_path)
+
+
+def test_tract_resize_with_run_time_scales_fails(tmp_path):
+    """tract 0.23: a Resize whose scales are a graph input does not load ("Neither sizes nor scales makes sense")."""
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear")
+    model = _model([node], [("x", F, [1, 1, 2, 2]), ("scales", F, [4])], [("y", F, None)], version=19)
+    feeds = {"x": np.array([[[[1, 2], [3, 4]]]], np.float32), "scales": np.array([1, 1, 2, 2], np.float32)}
+    assert _spec(model, feeds).shape == (1, 1, 4, 4)
+    with pytest.raises(Exception, match="Neither sizes nor scales makes sense"):
+        _on("tract", model, feeds, tmp_path)

@@ -1,0 +1,90 @@
+"""The portable form (opset.inline) of every example model on ONNX runtimes other than onnxruntime: OpenVINO,
+tract, tinygrad and IREE (tests/portable/runtimes.py), each against the NumPy reference of the original model
+(the resample_grad ops by their reference, onnx.reference for the rest).
+
+Each runtime gets the model with the forward ops it lacks or computes wrongly replaced too (FORWARD, inline's
+`forward`): docs/ops.md ("Portable form") has the reproducing models of those runtime bugs. A runtime that is not
+installed is skipped, naming the package that brings it.
+"""
+from __future__ import annotations
+
+import functools
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+from resample_grad import models, opset, paths
+from runtimes import RUNTIMES, missing
+
+# forward ops each runtime lacks or gets wrong, replaced by inline(forward=...) (docs/ops.md, "Portable form")
+FORWARD = {
+    "openvino": ("GridSample", "Resize"),  # no 5-D GridSample; cubic antialiased Resize differs from ONNX's
+    "tract": ("Resize",),  # no Resize whose scales are a run-time input
+    "tinygrad": ("GridSample", "Resize"),  # no GridSample; no antialiased Resize
+    "iree": ("GridSample", "Resize"),  # 2-D GridSample reads out of bounds; no 5-D one; no antialiased Resize
+}
+
+
+@functools.cache
+def _case(name: str):
+    """The model, its example inputs and the reference outputs."""
+    model = models.BUILDERS[name]()
+    feeds = models.example_inputs(name, model=model)
+    return model, feeds, paths.run_on(model, feeds, "reference")
+
+
+@functools.cache
+def _portable(name: str, forward: tuple):
+    return opset.inline(_case(name)[0], forward=forward)
+
+
+@pytest.mark.parametrize("name", list(models.BUILDERS))
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_portable_model_matches_reference(runtime, name, tmp_path):
+    _skip_if_missing(runtime)
+    _, feeds, reference = _case(name)
+    _run_and_compare(runtime, name, _portable(name, FORWARD[runtime]), feeds, reference, tmp_path)
+
+
+def _skip_if_missing(runtime: str) -> None:
+    reason = missing(runtime)
+    if reason:
+        pytest.skip(reason)
+
+
+def _run_and_compare(runtime: str, name: str, model, feeds: dict, expected: dict, tmp_path) -> None:
+    """The model on the runtime, each output against `expected`."""
+    outputs = RUNTIMES[runtime].run(model, feeds, tmp_path)
+    for output, value in expected.items():
+        ours = np.asarray(outputs[output])
+        tolerance = paths.TOLERANCE.get(ours.dtype, 0.0)  # the output's dtype's (integer outputs: exact)
+        error = paths.disagreement(ours, value)
+        assert error <= tolerance, f"{runtime}: {name} output {output!r}: {error:.3g} > {tolerance:g}"
+
+
+def _library_step(name: str):
+    """A training step of real library code exported by tests/converters/test_training_step.py (shared with its
+    tests through their xdist group), and torch autograd's outputs."""
+    pytest.importorskip("torch")
+    converters_tests = str(pathlib.Path(__file__).parents[1] / "converters")
+    if converters_tests not in sys.path:
+        sys.path.insert(0, converters_tests)
+    import test_training_step
+
+    _, model, feeds, want = test_training_step.library_export(name)[:4]
+    return model, feeds, want
+
+
+# monai's UNet step: the steps of kornia's warps and monai's BasicUNet do not run everywhere yet (docs/ops.md)
+LIBRARY_STEPS = ["monai-unet-batchnorm"]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"library-{n}"))
+                                  for n in LIBRARY_STEPS])
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_portable_library_step_matches_torch(runtime, name, tmp_path):
+    _skip_if_missing(runtime)
+    model, feeds, want = _library_step(name)
+    _run_and_compare(runtime, name, opset.inline(model, forward=FORWARD[runtime]), feeds, want, tmp_path)
