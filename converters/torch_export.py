@@ -889,6 +889,8 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, opti
     Frozen parameters (requires_grad False) stay constants of the graph. inputs and targets: a tensor or a tuple.
     verify (a keyword argument, default True): the step is checked against torch autograd's (see export()).
     """
+    import copy
+
     import torch
     from torch.func import functional_call, grad_and_value
 
@@ -909,9 +911,12 @@ def export_training_step(module, loss_fn, inputs, targets=(), path=None, *, opti
     plan = None if optimizer is None else torch_optim.optimizer_plan(optimizer, trainable)
     state = {} if plan is None else plan.initial_state(params)
     pnames, bnames, snames = list(params), list(buffers), list(state)
+    traced = copy.deepcopy(module)  # the step runs a copy: the export (its float64 check) never touches the caller's
+    for param in traced.parameters():
+        param.grad = None
 
     def loss_of(params, xs, buffers, ts):
-        loss = loss_fn(functional_call(module, (params, buffers), tuple(xs)), *ts)
+        loss = loss_fn(functional_call(traced, (params, buffers), tuple(xs)), *ts)
         if not isinstance(loss, torch.Tensor) or loss.dim() != 0 or not loss.is_floating_point():
             got = (f"a tensor of shape {list(loss.shape)} and dtype {loss.dtype}" if isinstance(loss, torch.Tensor)
                    else type(loss).__name__)

@@ -197,6 +197,7 @@ def test_export_continues_an_optimizer_with_state(optimizer):
         mse(module(x), target).backward()
         optim.step()
     model = converters.export_training_step(module, mse, x, target, optimizer=optim)
+    assert {(p.dtype, p.grad.dtype) for p in module.parameters()} == {(torch.float32, torch.float32)}  # (left alone)
     trainer = Trainer(model)
     assert trainer.steps == 2 or optimizer.startswith("sgd")
     for step in range(3, 6):
