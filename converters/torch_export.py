@@ -658,7 +658,8 @@ def _in_double(modules):
     parameter objects hold their old data again, and the old buffer objects are back."""
     import torch
 
-    saved = [(m, {n: (p, p.data, p.grad) for n, p in m._parameters.items() if p is not None}, dict(m._buffers))
+    saved = [(m, {n: (p, p.data, p.grad, None if p.grad is None else p.grad.data)
+                  for n, p in m._parameters.items() if p is not None}, dict(m._buffers))
              for module in modules for m in module.modules()]
     try:
         for module in modules:
@@ -668,8 +669,11 @@ def _in_double(modules):
         yield
     finally:
         for m, params, buffers in saved:
-            for name, (p, data, grad) in params.items():
-                p.data, p.grad = data, grad
+            for name, (p, data, grad, grad_data) in params.items():
+                p.data = data
+                if grad is not None:  # Module.to converts .grad's data in place
+                    grad.data = grad_data
+                p.grad = grad
                 m._parameters[name] = p
             m._buffers.clear()
             m._buffers.update(buffers)

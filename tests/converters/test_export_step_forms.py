@@ -29,7 +29,8 @@ POOLS = [  # (pool, input shape, kwargs)
 ]
 
 
-@pytest.mark.parametrize("pool, shape, kwargs", POOLS, ids=lambda v: str(v))
+@pytest.mark.parametrize("pool, shape, kwargs", POOLS,
+                         ids=[f"{len(shape) - 2}d-{shape}-{kwargs}" for _, shape, kwargs in POOLS])
 def test_max_pool_indices_are_torchs(pool, shape, kwargs):
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(0))
     x[..., 0, :2] = 0.5  # ties within a window: the first maximum, as torch

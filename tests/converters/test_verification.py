@@ -66,3 +66,16 @@ def test_the_float64_run_leaves_the_module_as_it_was():
         assert dict(module.named_parameters())[name] is p and p.dtype == torch.float32 and torch.equal(p, value)
     for name, b in module.named_buffers():
         assert b is buffers[name] and torch.equal(b, values[name])
+
+
+def test_the_float64_run_keeps_gradients_the_module_has():
+    """A module whose parameters hold .grad (a backward already run): the float64 run happens (Module.to converts
+    .grad in place, which the restore must undo), and the same grad objects come back with their float32 values."""
+    module = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)).train()
+    module(torch.randn(4, 3)).sum().backward()
+    grads = {n: (p.grad, p.grad.clone()) for n, p in module.named_parameters()}
+    step = torch_export._in_float64(lambda x: module(x).sum(), [torch.randn(4, 3)])
+    assert step is not None and step[0].dtype == torch.float64
+    for name, p in module.named_parameters():
+        grad, value = grads[name]
+        assert p.grad is grad and grad.dtype == torch.float32 and torch.equal(grad, value)
