@@ -185,6 +185,77 @@ def upsample_bilinear_2d(dy: np.ndarray, attrs: dict, dtype) -> np.ndarray:
                        lambda axis, s: _bilinear_weights(x_shape[axis], dy.shape[axis], s, corners), dtype)
 
 
+# --------------------------------------------------------------------------- trilinear (ops-cv)
+
+SLIDE = 16  # SLIDE_SIZE: weights for 16 inputs at a time (upsample_trilinear3d_backward_tiling_func.cpp:23)
+
+
+def _trilinear_weights(x_len: int, dy_len: int, scale: np.float32, corners: bool) -> np.ndarray:
+    """The weights of each slide of 16 inputs starting at a multiple of 16 (kernel.h GetSlideRange :412-424), over the
+    gradient window [x_min, x_min + k) with x_min = max(int((start - 1) / s) - 1, 0) (kernel.h:221-223) and
+    k = min(Ceil(20 / s) + 4, dy_len), dy_len for s = 0 (tiling_func.cpp:391-398, Ceil :443-450). Per gradient
+    index: source s * o with align_corners, else max(s * (o + 0.5) - 0.5, 0) (kernel.h:256-262); index
+    min(int(src), x_len - 1), lambda1 = min(max(src - index, 0), 1), the next index clamped, lambda0 = 1 when both
+    are the last input (kernel.h:228-232); each weight set only inside the slide (kernel.h:241-246)."""
+    w = np.zeros((x_len, dy_len))
+    if _float_equal(scale, 0.0):
+        k = dy_len
+    else:
+        q = F32(F32(SLIDE + 4) / scale)
+        k = min((int(q) if _float_equal(q, int(q)) else int(q) + 1) + 4, dy_len)
+    for start in range(0, x_len, SLIDE):
+        length = min(SLIDE, x_len - start)
+        x_min = max(int(F32(start - 1) / scale) - 1, 0) if scale > 0 else 0
+        for o in range(x_min, x_min + min(dy_len - x_min, k)):
+            if corners:
+                src = F32(scale * F32(o))
+            else:
+                src = max(F32(F32(scale * F32(F32(o) + F32(0.5))) - F32(0.5)), F32(0))
+            i0 = min(int(src), x_len - 1)
+            lam1 = min(max(F32(src - F32(i0)), F32(0)), F32(1))
+            i1 = min(i0 + 1, x_len - 1)
+            lam0 = F32(1) if i0 == i1 else F32(F32(1) - lam1)
+            if start <= i0 < start + length:
+                w[i0, o] = lam0
+            if i0 != i1 and start <= i1 < start + length:
+                w[i1, o] = lam1
+    return w
+
+
+def upsample_trilinear_3d(dy: np.ndarray, attrs: dict, dtype) -> np.ndarray:
+    """UpsampleTrilinear3dBackward (A2 / A3 only: upsample_trilinear3d_backward_def.cpp:42-43): attributes
+    output_size, input_size, align_corners, scale_d, scale_h, scale_w, the inverse scales (tiling_func.cpp:29-35,
+    131-135; aclnn passes 1 / scale for all three or 0 for all: aclnn_upsample_trilinear_3d_backward.cpp:213-222).
+    The tiling fails when an attribute-or-ratio scale is below 0.02 (CheckScales, tiling_func.cpp:169-180); per axis
+    the resolved scale is 1 for equal sizes, (in-1)/(out-1) with align_corners (0 for one output), else the attribute
+    when > 0, else float(in) / out (:218-239); an axis of scale 1 is skipped, W kept when all are (:201-206). Passes
+    W, then H, then D (kernel.h Process :141-162)."""
+    x_shape, corners = list(attrs["input_size"]), bool(attrs.get("align_corners", 0))
+    given = [F32(attrs.get(n, 0.0)) for n in ("scale_d", "scale_h", "scale_w")]
+    scales, need = [], []
+    for k, g in enumerate(given):
+        x_len, dy_len = x_shape[2 + k], dy.shape[2 + k]
+        if (g if g > 0 else F32(x_len) / F32(dy_len)) < F32(0.02):
+            raise Undefined(f"the tiling refuses a scale below 0.02 on axis {2 + k} (tiling_func.cpp:169-180)")
+        if x_len == dy_len:
+            s = F32(1)
+        elif corners:
+            s = F32(x_len - 1) / F32(dy_len - 1) if dy_len > 1 else F32(0)
+        else:
+            s = g if g > 0 else F32(x_len) / F32(dy_len)
+        scales.append(s)
+        need.append(not _float_equal(s, 1.0))
+    if not any(need):
+        need[2] = True
+    out = dy
+    for k in (2, 1, 0):
+        if need[k]:
+            out = _contract(out, 2 + k, _trilinear_weights(x_shape[2 + k], dy.shape[2 + k], scales[k], corners), dtype)
+    if list(out.shape) != x_shape:
+        raise Undefined(f"the kernel leaves shape {list(out.shape)}, input_size is {x_shape}")
+    return out
+
+
 # --------------------------------------------------------------------------- bicubic (ops-cv)
 
 def _cubic(t: np.float32) -> list:
@@ -359,6 +430,8 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
         out = upsample_nearest_3d(grad, attrs, "Exact" in op, dtype)
     elif op == "UpsampleBilinear2dGrad":
         out = upsample_bilinear_2d(grad, attrs, dtype)
+    elif op == "UpsampleTrilinear3dBackward" and family in ("Atlas A2", "Atlas A3"):
+        out = upsample_trilinear_3d(grad, attrs, dtype)
     elif op == "UpsampleBicubic2dGrad":
         out = upsample_bicubic_2d(grad, attrs, list(out_shape), dtype, deterministic)
     elif op == "ResizeBilinearV2Grad" and family in TBE_FAMILIES:
