@@ -461,11 +461,11 @@ def _grid_source(coord: np.ndarray, size: int, corners: bool, padding: str):
 def grid_sampler_2d(grad: np.ndarray, x: np.ndarray, grid: np.ndarray, attrs: dict) -> list:
     """GridSampler2DGrad's AI Core kernel on A2 / A3 (keys 1, 2 float32; 3-6 float16 / bfloat16 computing in float32
     and casting at the end: op_kernel/grid_sampler2_d_grad.cpp:68-140), grad and x channels last, as aclnn transposes
-    them (op_api/aclnn_grid_sampler2d_backward.cpp:265-280). Bilinear: corners floor(ix), floor(ix) + 1 (GS:926-946),
-    weights nw = (ix_se - ix)(iy_se - iy) ... (GS:774-783, 947-954), each in-bounds corner adds weight * grad to dx
+    them (op_api/aclnn_grid_sampler2d_backward.cpp:265-280). Bilinear: corners floor(ix), floor(ix) + 1 (GS:901-916),
+    weights nw = (ix_se - ix)(iy_se - iy) ... (GS:774-783, 918-925), each in-bounds corner adds weight * grad to dx
     (GS:704-735) and x * grad * (the other axis' distance) to the grid gradient, which is then multiplied by the
-    coordinate's multiplier (GS:662-700, 977-986). Nearest: rint (CAST_RINT, ties to even), dx += grad where in
-    bounds, dgrid 0 (GS:992-1050)."""
+    coordinate's multiplier (GS:662-700, 946-960). Nearest: rint (CAST_RINT, ties to even), dx += grad where in
+    bounds, dgrid 0 (GS:974-1043)."""
     mode, padding = attrs.get("interpolation_mode", "bilinear"), attrs.get("padding_mode", "zeros")
     corners = bool(attrs.get("align_corners", 0))
     if isinstance(mode, bytes):
@@ -491,7 +491,7 @@ def grid_sampler_2d(grad: np.ndarray, x: np.ndarray, grid: np.ndarray, attrs: di
     x0, y0 = np.floor(ix).astype(F32), np.floor(iy).astype(F32)
     x1, y1 = x0 + F32(1), y0 + F32(1)
     gix, giy = np.zeros(ix.shape, np.float64), np.zeros(ix.shape, np.float64)
-    # (corner y, corner x, weight, the distance for gix, the distance for giy): GS:970-977
+    # (corner y, corner x, weight, the distance for gix, the distance for giy): GS:946-953
     for cy, cx, w, dist_x, dist_y in ((y0, x0, (x1 - ix) * (y1 - iy), y1 - iy, x1 - ix),
                                       (y0, x1, (ix - x0) * (y1 - iy), iy - y1, ix - x0),
                                       (y1, x0, (x1 - ix) * (iy - y0), iy - y0, ix - x1),
