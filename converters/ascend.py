@@ -165,6 +165,7 @@ def _record_of(node: onnx.NodeProto) -> dict | None:
 OPS_CV = "hicann/ops-cv@6ae8765"
 CANNDEV = "dengguojie/vue-element-admin@57af4a1 (canndev mirror)"
 KERNEL_TBE_FAMILIES = ("Atlas training series", "Atlas inference series", "Atlas A2", "Atlas A3")
+TRILINEAR_SCALES = ("scale_d", "scale_h", "scale_w")  # UpsampleTrilinear3dBackward's inverse scales, D H W
 _SCALE_ONE = 1e-6  # FloatEqual(scale, 1) of the ops-cv kernels: such an axis is copied
 
 
@@ -219,6 +220,17 @@ def _bilinear_kernel(size_in: int, size_out: int, inverse: float, corners: bool)
     o = np.arange(size_out, dtype=np.float32)
     source = o * s if corners else np.maximum((o + np.float32(0.5)) * s - np.float32(0.5), np.float32(0))
     return _linear_rows(size_in, source)
+
+
+def _trilinear_kernel(size_in: int, size_out: int, inverse: float, corners: bool) -> np.ndarray:
+    """UpsampleTrilinear3dBackward: the tiling resolves 1 for equal sizes, (in-1)/(out-1) with align_corners (0 for
+    one output), else the attribute when > 0, else float(in) / out (upsample_trilinear3d_backward_tiling_func.cpp:
+    218-239), and skips an axis whose scale is 1 (:201-206); the kernel's source index is o * s or
+    max((o + 0.5) * s - 0.5, 0) in float32, min(int(src), in - 1), lambda clamped to [0, 1], the last input taking
+    both weights (upsample_trilinear3d_backward.h:227-262)."""
+    if size_in == size_out:
+        return _identity(size_in, size_out)
+    return _bilinear_kernel(size_in, size_out, inverse, corners)
 
 
 def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, deterministic: bool) -> np.ndarray:
@@ -321,6 +333,8 @@ def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, s
         return [_nearest_kernel(size_in, size_out, scales[axis] if scales else 0.0, "Exact" in ge_type)]
     if ge_type == "UpsampleBilinear2dGrad":
         return [_bilinear_kernel(size_in, size_out, attrs[two], corners)]
+    if ge_type == "UpsampleTrilinear3dBackward":
+        return [_trilinear_kernel(size_in, size_out, attrs[TRILINEAR_SCALES[axis]], corners)]
     if ge_type == "UpsampleBicubic2dGrad":
         return [_bicubic_kernel(size_in, size_out, attrs[two], corners, d) for d in (False, True)]
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeBilinearV2Grad":
@@ -450,7 +464,7 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
                None if _static(size) and _static(out) else
                f"{ge_type} needs static sizes (input_size {size}, grad_output spatial {out}); N or C of -1 must be "
                "known from grad_output")]
-    names = ("scale_d", "scale_h", "scale_w")[3 - len(out):]
+    names = TRILINEAR_SCALES[3 - len(out):]
     static = _static(size) and _static(out)
     axes = _op_axes(spec.taps, size[2:], out, forward, corners, 0) if static else []
     if ge_type in ("UpsampleNearest2dGrad", "UpsampleNearestExact2dGrad"):
@@ -470,7 +484,7 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     elif ge_type == "UpsampleTrilinear3dBackward":
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners,
                         **{n: _inverse(f) for n, f in zip(names, forward, strict=True)})
-        candidates = None
+        candidates = [[_inverse(f), 0.0] for f in forward]
     elif ge_type == "UpsampleBicubic2dGrad":  # no sizes: the kernel uses the resolved inverse scales as they are
         resolved = [0.0, 0.0]
         if static:
@@ -518,6 +532,8 @@ def _put_axis(ge_type: str, ge_attrs: dict, axis: int, value: float) -> None:
     """Set one axis' scale where the GE op keeps it: the 3-D ops' scales list, else scales_h / scales_w."""
     if ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
         ge_attrs["scales"][axis] = float(value)
+    elif ge_type == "UpsampleTrilinear3dBackward":
+        ge_attrs[TRILINEAR_SCALES[axis]] = float(value)
     else:
         ge_attrs[("scales_h", "scales_w")[axis]] = float(value)
 

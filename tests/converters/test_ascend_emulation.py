@@ -90,16 +90,25 @@ def _torch_backward(mode, dy, x_shape, scales, corners):
         return aten.upsample_nearest3d_backward(dy, out, x_shape, *scales)
     if mode == "nearest-exact3d":
         return aten._upsample_nearest_exact3d_backward(dy, out, x_shape, *scales)
+    if mode == "trilinear3d":
+        return aten.upsample_trilinear3d_backward(dy, out, x_shape, bool(corners), *scales)
     return getattr(aten, f"upsample_{mode}2d_backward")(dy, out, x_shape, bool(corners), *scales)
 
 
 OP_OF = {"nearest": "UpsampleNearest2dGrad", "nearest-exact": "UpsampleNearestExact2dGrad",
          "bilinear": "UpsampleBilinear2dGrad", "bicubic": "UpsampleBicubic2dGrad",
-         "nearest3d": "UpsampleNearest3dGrad", "nearest-exact3d": "UpsampleNearestExact3dGrad"}
+         "nearest3d": "UpsampleNearest3dGrad", "nearest-exact3d": "UpsampleNearestExact3dGrad",
+         "trilinear3d": "UpsampleTrilinear3dBackward"}
+INTERPOLATING = ("bilinear", "bicubic", "trilinear3d")  # the modes with align_corners
 
 
 def _node_attrs(mode, x_shape, out, scales, corners):
     attrs = dict(input_size=list(x_shape))
+    if mode == "trilinear3d":
+        attrs.update(output_size=list(out), align_corners=corners)
+        attrs.update({n: float(s) for n, s in zip(("scale_d", "scale_h", "scale_w"), scales, strict=True)
+                      if s is not None})
+        return attrs
     if mode.endswith("3d"):
         if any(s is not None for s in scales):
             attrs["scales"] = [float(s or 0.0) for s in scales]
@@ -120,8 +129,7 @@ def _sweep_case(mode, size, scale, corners, dtype, soc=A2, seed=0):
     x_shape = [1, 2] + list(size)
     rng = np.random.default_rng(seed)
     dy = rng.standard_normal([1, 2] + out).astype(np.float32).astype(NUMPY_DTYPE[dtype])
-    node_scales = scales if (scale is not None and not (corners and mode in ("bilinear", "bicubic"))) else [None] * len(
-        scales)
+    node_scales = scales if (scale is not None and not (corners and mode in INTERPOLATING)) else [None] * len(scales)
     attrs = _node_attrs(mode, x_shape, out, node_scales, corners)
     name = "grad_output"
     model = opset.attach(one_node_model(OP_OF[mode], {name: dy.shape}, ["dx"], attrs, dtype))
@@ -138,7 +146,11 @@ SWEEP = [(mode, size, scale, corners) for mode in ("nearest", "nearest-exact", "
          for corners in ((0, 1) if mode in ("bilinear", "bicubic") else (0,)) for size in SIZES_2D
          for scale in SCALES if (scale is None or (np.floor(np.array(size) * np.array(scale)) >= 1).all())]
 SWEEP_3D = [(mode, size, scale, 0) for mode in ("nearest3d", "nearest-exact3d")
-            for size in [(2, 3, 4), (5, 5, 2), (26, 3, 7)] for scale in [None, 2.0, 1.2, 2.5, (1.4, 2.0, 2.1)]]
+            for size in [(2, 3, 4), (5, 5, 2), (26, 3, 7)] for scale in [None, 2.0, 1.2, 2.5, (1.4, 2.0, 2.1)]] + [
+    ("trilinear3d", size, scale, corners) for corners in (0, 1)
+    for size in [(2, 3, 4), (5, 5, 2), (26, 3, 7), (40, 1, 3)]
+    for scale in [None, 2.0, 1.2, 2.5, 0.5, (1.4, 2.0, 2.1), (1.0, 2.0, 0.75)]
+    if scale is None or (np.floor(np.array(size) * np.array(scale)) >= 1).all()]
 
 
 def _check_sweep(case, dtype, soc=A2):
@@ -243,6 +255,8 @@ def _wrong_error(sweep, mutate, dtype="float32"):
     (("bilinear", (2, 6), (1.4, 2.0), 0), "scales_h", 1 / 1.4),  # A, bilinear
     (("nearest", (16, 37), 2.5, 0), "scales_w", 0.4),  # a scale inverted
     (("bilinear", (16, 37), 2.5, 0), "scales_w", 2.5),  # an inverse scale given forward
+    (("trilinear3d", (26, 3, 7), 1.2, 0), "scale_w", 1.2),  # trilinear: an inverse scale given forward
+    (("trilinear3d", (5, 5, 2), (1.4, 2.0, 2.1), 0), "scale_d", 0.5),  # the inverse of 2, not of 1.4 (7 / 5)
 ])
 def test_a_wrong_scale_fails_the_comparison(sweep, name, value):
     def mutate(model):
@@ -303,7 +317,7 @@ def test_every_family_the_converter_targets():
     """The emulated ops on each product family they run on: the same sweep point converts and agrees."""
     for soc in ("Ascend910B1", "Ascend910_9391", "Ascend950PR", "Ascend910", "Ascend310P3"):
         family = family_of(soc)
-        for mode in ("nearest-exact", "nearest3d", "nearest", "bilinear", "bicubic"):
+        for mode in ("nearest-exact", "nearest3d", "nearest", "bilinear", "bicubic", "trilinear3d"):
             model, feeds, reference = _sweep_case(mode, (5, 7) if "3d" not in mode else (2, 3, 4), 2.5, 0,
                                                   "float32", soc=soc)
             conversion = ascend.to_ascend(model, soc=soc, fallback="node")
@@ -355,3 +369,44 @@ def test_resize_grad_sweep_equals_onnxruntime(soc):
                     assert _error(result["dX"], expected) < TOLERANCE["float32"], conversion.summary()
                 outcomes.append("converted")
     assert outcomes.count("converted") >= 10, outcomes
+
+
+# --------------------------------------------------------------------------- GridSampler2DGrad against aten
+
+GRID_MODES = [(i, p, c) for i in ("bilinear", "nearest") for p in ("zeros", "border", "reflection") for c in (0, 1)]
+
+
+def _grid_case(interpolation, padding, corners, soc=A2, seed=0):
+    """A GridSampler2DGrad node whose grid reaches past the image (|g| up to 1.6), and aten's backward of it."""
+    rng = np.random.default_rng(seed)
+    x, grid = rng.standard_normal((2, 3, 6, 7)).astype(np.float32), rng.uniform(-1.6, 1.6, (2, 4, 5, 2))
+    grid, dy = grid.astype(np.float32), rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    attrs = dict(interpolation_mode=interpolation, padding_mode=padding, align_corners=corners)
+    shapes = {"grad_output": dy.shape, "input": x.shape, "grid": grid.shape}
+    model = opset.attach(one_node_model("GridSampler2DGrad", shapes, ["grad_input", "grad_grid"], attrs))
+    codes = ({"bilinear": 0, "nearest": 1}[interpolation], {"zeros": 0, "border": 1, "reflection": 2}[padding])
+    dx, dgrid = torch.ops.aten.grid_sampler_2d_backward(torch.from_numpy(dy), torch.from_numpy(x),
+                                                        torch.from_numpy(grid), *codes, bool(corners), [True, True])
+    return model, {"grad_output": dy, "input": x, "grid": grid}, {"grad_input": dx.numpy(), "grad_grid": dgrid.numpy()}
+
+
+@pytest.mark.parametrize("mode", GRID_MODES, ids=["-".join(map(str, m)) for m in GRID_MODES])
+def test_grid_sampler_2d_grad_equals_aten(mode):
+    """The A2 / A3 AI Core kernel (wide modes included: reflection) computes aten's grid_sampler_2d_backward."""
+    model, feeds, reference = _grid_case(*mode)
+    for soc in (A2, "Ascend910_9391"):
+        conversion = ascend.to_ascend(model, soc=soc, wide_modes=True)
+        assert [n.op_type for n in _ge_nodes(conversion.model)] == ["GridSampler2DGrad"], conversion.summary()
+        result = cann.run_converted(conversion.model, feeds, conversion.family)
+        for name, value in reference.items():
+            assert _error(result[name], value) < 1e-5, (name, mode, soc)
+
+
+@pytest.mark.parametrize("wrong", [("align_corners", 1), ("padding_mode", "border")])
+def test_grid_sampler_2d_grad_with_a_wrong_attribute_fails(wrong):
+    model, feeds, reference = _grid_case("bilinear", "zeros", 0)
+    conversion = ascend.to_ascend(model, soc=A2)
+    _set(_ge_nodes(conversion.model)[0], *wrong)
+    result = cann.run_converted(conversion.model, feeds, conversion.family)
+    assert _error(result["grad_input"], reference["grad_input"]) > 0.05
+
