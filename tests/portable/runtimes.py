@@ -74,6 +74,7 @@ def run_iree(model, feeds, workdir):
 # onnx2tf pins onnx 1.19 and numpy 1.26: it lives in a venv of its own (.ci/run makes it), run in a subprocess
 ONNX2TF_PYTHON = pathlib.Path(__file__).parents[2] / ".venv-onnx2tf" / "bin" / "python"
 ONNX2TF_DRIVER = pathlib.Path(__file__).with_name("onnx2tf_driver.py")
+ONNX2TF_TIMEOUT = 300  # seconds for a conversion and its two runs
 
 
 def _run_onnx2tf(kind: str):
@@ -82,7 +83,11 @@ def _run_onnx2tf(kind: str):
     def run(model, feeds, workdir):
         _saved(model, workdir)
         np.savez(workdir / "feeds.npz", **feeds)
-        done = subprocess.run([str(ONNX2TF_PYTHON), str(ONNX2TF_DRIVER), str(workdir)], capture_output=True, text=True)
+        try:
+            done = subprocess.run([str(ONNX2TF_PYTHON), str(ONNX2TF_DRIVER), str(workdir)], capture_output=True,
+                                  text=True, timeout=ONNX2TF_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"onnx2tf: no result in {ONNX2TF_TIMEOUT} s") from None
         if (workdir / "error.txt").exists():
             raise RuntimeError(f"onnx2tf cannot convert the model: {(workdir / 'error.txt').read_text()[-2000:]}")
         if done.returncode:
