@@ -59,6 +59,7 @@ def inline(model: onnx.ModelProto, *, fold: bool = True, forward=()) -> onnx.Mod
         ir.passes.Sequential(*passes)(ir_model)
     result = ir.serde.serialize_model(ir_model)
     _drop_dead_nodes(result.graph)
+    _constants_to_initializers(result.graph)
     _drop_unused_initializers(result)
     _check_portable(result)
     return result
@@ -98,6 +99,28 @@ def _drop_dead_nodes(graph: onnx.GraphProto) -> None:
             return
         for node in dead:
             graph.node.remove(node)
+
+
+def _constants_to_initializers(graph: onnx.GraphProto) -> None:
+    """Each Constant node of the main graph becomes an initializer: onnx2tf 1.29 fails on a Constant of
+    value_ints (it reads the list's .shape), and the initializer is the plainest form of a constant."""
+    for node in [n for n in graph.node if n.op_type == "Constant"]:
+        (attribute,) = node.attribute
+        value = onnx.helper.get_attribute_value(attribute)
+        if attribute.name == "value":
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(value)
+        elif attribute.name in _CONSTANT_DTYPES:
+            tensor = onnx.numpy_helper.from_array(np.array(value, _CONSTANT_DTYPES[attribute.name]))
+        else:
+            continue  # a sparse or string constant: none in the bodies
+        tensor.name = node.output[0]
+        graph.initializer.append(tensor)
+        graph.node.remove(node)
+
+
+_CONSTANT_DTYPES = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64,
+                    "value_ints": np.int64}
 
 
 def _drop_unused_initializers(model: onnx.ModelProto) -> None:

@@ -71,8 +71,34 @@ def run_iree(model, feeds, workdir):
     return {name: np.asarray(results[k].to_host()) for k, name in enumerate(_outputs(model))}
 
 
+# onnx2tf pins onnx 1.19 and numpy 1.26: it lives in a venv of its own (.ci/run makes it), run in a subprocess
+ONNX2TF_PYTHON = pathlib.Path(__file__).parents[2] / ".venv-onnx2tf" / "bin" / "python"
+ONNX2TF_DRIVER = pathlib.Path(__file__).with_name("onnx2tf_driver.py")
+ONNX2TF_TIMEOUT = 300  # seconds for a conversion and its two runs
+
+
+def _run_onnx2tf(kind: str):
+    """run(model, feeds, workdir) of onnx2tf's conversion on TensorFlow (kind "tf") or on its .tflite ("tflite")."""
+
+    def run(model, feeds, workdir):
+        _saved(model, workdir)
+        np.savez(workdir / "feeds.npz", **feeds)
+        try:
+            done = subprocess.run([str(ONNX2TF_PYTHON), str(ONNX2TF_DRIVER), str(workdir)], capture_output=True,
+                                  text=True, timeout=ONNX2TF_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"onnx2tf: no result in {ONNX2TF_TIMEOUT} s") from None
+        if (workdir / "error.txt").exists():
+            raise RuntimeError(f"onnx2tf cannot convert the model: {(workdir / 'error.txt').read_text()[-2000:]}")
+        if done.returncode:
+            raise RuntimeError(f"onnx2tf driver failed ({done.returncode}): {done.stderr[-2000:]}")
+        return dict(np.load(workdir / f"{kind}.npz"))
+
+    return run
+
+
 class Runtime(NamedTuple):
-    module: str  # the Python module that must be importable
+    module: str | None  # the Python module that must be importable (None: onnx2tf's venv)
     package: str  # the PyPI package that brings it
     run: object
 
@@ -82,12 +108,16 @@ RUNTIMES = {
     "tract": Runtime("tract", "tract", run_tract),
     "tinygrad": Runtime("tinygrad", "tinygrad", run_tinygrad),
     "iree": Runtime("iree.runtime", "iree-base-compiler and iree-base-runtime", run_iree),
+    "onnx2tf-tf": Runtime(None, "onnx2tf==1.29.24 in .venv-onnx2tf (.ci/run)", _run_onnx2tf("tf")),
+    "onnx2tf-tflite": Runtime(None, "onnx2tf==1.29.24 in .venv-onnx2tf (.ci/run)", _run_onnx2tf("tflite")),
 }
 
 
 def missing(name: str) -> str | None:
     """Why runtime `name` cannot run here (None: it can)."""
     runtime = RUNTIMES[name]
+    if runtime.module is None:  # onnx2tf: its own venv
+        return None if ONNX2TF_PYTHON.exists() else f"{name}: {ONNX2TF_PYTHON} missing (install {runtime.package})"
     try:
         found = importlib.util.find_spec(runtime.module) is not None
     except ModuleNotFoundError:

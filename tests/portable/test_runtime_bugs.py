@@ -83,3 +83,18 @@ def test_tract_resize_with_run_time_scales_fails(tmp_path):
     assert _spec(model, feeds).shape == (1, 1, 4, 4)
     with pytest.raises(Exception, match="Neither sizes nor scales makes sense"):
         _on("tract", model, feeds, tmp_path)
+
+
+def test_onnx2tf_transposes_a_sliced_3d_index_tensor(tmp_path):
+    """onnx2tf 1.29.24: the Slice of a constant 3-D int64 tensor is taken for an NCW tensor and transposed to NWC, so a
+    Gather reading it as indices gives another shape (TF and .tflite alike): (1, 2, 1, 3, 2, 4) for (1, 2, 1, 2, 3, 4).
+    The portable bodies' tap indices take this form (upsample_bilinear2d_grad: relative error 1.0)."""
+    table = helper.make_tensor("table", I64, [1, 2, 6], [0, 1, 2, 9, 9, 9, 2, 1, 0, 9, 9, 9])
+    bounds = [helper.make_tensor(name, I64, [1], [value]) for name, value in (("starts", 0), ("ends", 3), ("axes", 2))]
+    nodes = [helper.make_node("Slice", ["table", "starts", "ends", "axes"], ["indices"]),
+             helper.make_node("Gather", ["x", "indices"], ["y"], axis=2)]
+    model = _model(nodes, [("x", F, [1, 2, 3, 4])], [("y", F, [1, 2, 1, 2, 3, 4])], [table, *bounds])
+    feeds = {"x": np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)}
+    assert _spec(model, feeds).shape == (1, 2, 1, 2, 3, 4)
+    assert _on("onnx2tf-tf", model, feeds, tmp_path)["y"].shape == (1, 2, 1, 3, 2, 4)
+    assert _on("onnx2tf-tflite", model, feeds, tmp_path)["y"].shape == (1, 2, 1, 3, 2, 4)

@@ -24,7 +24,22 @@ FORWARD = {
     "tract": ("Resize",),  # no Resize whose scales are a run-time input
     "tinygrad": ("GridSample", "Resize"),  # no GridSample; no antialiased Resize
     "iree": ("GridSample", "Resize"),  # 2-D GridSample reads out of bounds; no 5-D one; no antialiased Resize
+    "onnx2tf-tf": ("GridSample", "Resize"),  # (the one-op models have neither)
+    "onnx2tf-tflite": ("GridSample", "Resize"),
 }
+
+# what onnx2tf 1.29.24 does with the portable form of each one-op model (docs/ops.md, "Portable form"), measured;
+# a model not named here is not run on onnx2tf yet
+ONNX2TF_FAILS = {
+    "grid_sampler_2d_grad": "onnx2tf converts ScatterElements with reduction='none' only (the body's is 'add')",
+    "upsample_nearest_exact1d_grad": "onnx2tf gives the 3-D output another shape: (4, 100, 3) for (4, 32, 100)",
+    "upsample_bilinear2d_grad": "onnx2tf transposes a sliced 3-D index tensor (test_runtime_bugs.py): relative error 1",
+    "upsample_nearest_exact2d_grad": "onnx2tf transposes a 6-D tap tensor: a Mul of (2,20,1,30,3,45) by (1,1,1,1,30,3)",
+    "upsample_nearest2d_grad": "onnx2tf transposes a 6-D tap tensor: a Mul whose shapes no longer broadcast",
+    "resize_bilinear_v2_grad": "onnx2tf: right shape, wrong values (relative error 1.13), TF and .tflite alike",
+    "grid_sampler_3d_grad": "onnx2tf converts ScatterElements with reduction='none' only (the body's is 'add')",
+}
+ONNX2TF_PASSES = ()
 
 
 @functools.cache
@@ -44,6 +59,13 @@ def _portable(name: str, forward: tuple):
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 def test_portable_model_matches_reference(runtime, name, tmp_path):
     _skip_if_missing(runtime)
+    if runtime.startswith("onnx2tf"):
+        if name not in ONNX2TF_FAILS and name not in ONNX2TF_PASSES:
+            pytest.skip(f"{runtime}: {name} not measured on onnx2tf yet")
+        if name in ONNX2TF_FAILS:  # still failing: when this raises nothing, onnx2tf has fixed it
+            with pytest.raises((AssertionError, RuntimeError)):
+                _run_and_compare(runtime, name, _portable(name, FORWARD[runtime]), *_case(name)[1:], tmp_path)
+            return
     _, feeds, reference = _case(name)
     _run_and_compare(runtime, name, _portable(name, FORWARD[runtime]), feeds, reference, tmp_path)
 
