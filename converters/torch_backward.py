@@ -338,8 +338,9 @@ def aten_max_pool_with_indices_backward(grad_output, self, kernel_size: Sequence
 
 def _max_pool_with_indices(self, rank: int, kernel_size, stride, padding, dilation, ceil_mode):
     """MaxPool's own Indices output counts over the whole tensor, (n C + c) H W + h W + w (the unpadded input); aten's
-    count within each (n, c) plane: the plane's constant offset is subtracted. torchlib's translation (kept for an
-    unbatched input) finds that offset with a second, 1x1 MaxPool over the whole input."""
+    count within each (n, c) plane: the index modulo H W. (Not minus the plane's offset: tinygrad 0.14 and IREE 3.13
+    count within the plane already, docs/ops.md; the modulo is right either way.) torchlib's translation (kept for an
+    unbatched input) finds the offset with a second, 1x1 MaxPool over the whole input."""
     shape = _ints(self.shape)
     if len(shape) != rank + 2:
         from onnxscript.function_libs.torch_lib.ops import nn as torchlib
@@ -349,8 +350,7 @@ def _max_pool_with_indices(self, rank: int, kernel_size, stride, padding, dilati
     kernel, stride, padding = _pool_args(kernel_size, stride, padding, rank)
     output, indices = op.MaxPool(self, kernel_shape=kernel, strides=stride, pads=padding * 2,
                                  dilations=_per_axis(dilation, rank), ceil_mode=int(bool(ceil_mode)))
-    planes = np.arange(shape[0] * shape[1], dtype=np.int64).reshape(shape[0], shape[1], *[1] * rank)
-    return output, op.Sub(indices, _array(planes * math.prod(shape[2:]), np.int64))
+    return output, op.Mod(indices, _array(math.prod(shape[2:]), np.int64))
 
 
 def aten_max_pool2d_with_indices(self, kernel_size: Sequence[int], stride: Sequence[int] = (),

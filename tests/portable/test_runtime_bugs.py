@@ -98,3 +98,17 @@ def test_onnx2tf_transposes_a_sliced_3d_index_tensor(tmp_path):
     assert _spec(model, feeds).shape == (1, 2, 1, 2, 3, 4)
     assert _on("onnx2tf-tf", model, feeds, tmp_path)["y"].shape == (1, 2, 1, 3, 2, 4)
     assert _on("onnx2tf-tflite", model, feeds, tmp_path)["y"].shape == (1, 2, 1, 3, 2, 4)
+
+
+@pytest.mark.parametrize("runtime", ["tinygrad", "iree"])
+def test_max_pool_indices_count_within_each_plane(runtime, tmp_path):
+    """tinygrad 0.14 and IREE 3.13: MaxPool's Indices count within each (n, c) plane, not over the whole tensor as
+    the ONNX spec says ((n C + c) H W + h W + w): the export's max-pool indices take them modulo H W
+    (converters/torch_backward.py), right either way."""
+    node = helper.make_node("MaxPool", ["x"], ["y", "indices"], kernel_shape=[2, 2], strides=[2, 2])
+    model = _model([node], [("x", F, [1, 2, 2, 2])], [("y", F, [1, 2, 1, 1]), ("indices", I64, [1, 2, 1, 1])],
+                   version=18)
+    feeds = {"x": np.array([[[[0, 1], [0, 0]], [[0, 0], [2, 0]]]], np.float32)}
+    ours = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    assert ours[1].ravel().tolist() == [1, 6]  # plane 1 starts at 4: its maximum (1, 0) is 4 + 2
+    assert np.asarray(_on(runtime, model, feeds, tmp_path)["indices"]).ravel().tolist() == [1, 2]
