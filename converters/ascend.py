@@ -999,9 +999,9 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     model = opset.attach(model)
     default_version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     forward_reports = []
-    if fallback != "all":  # standard forward nodes ATC cannot read (5-D GridSample...) as GE ops: ascend_forward.py
-        from .ascend_forward import replace_forward
-        model, forward_reports = replace_forward(model, family, fallback)
+    # standard forward nodes ATC cannot read (5-D GridSample...) as GE ops or standard bodies: ascend_forward.py
+    from .ascend_forward import replace_forward
+    model, forward_reports = replace_forward(model, family, fallback)
     if default_version > ATC_MAX_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, ATC_MAX_OPSET)
@@ -1076,7 +1076,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     imports.pop(opset.DOMAIN, None)
     if "ai.onnx.ml" not in _domains(model.graph):
         imports.pop("ai.onnx.ml", None)
-    if rewrites or forward_reports:
+    if rewrites or GE_DOMAIN in _domains(model.graph):
         imports[GE_DOMAIN] = GE_VERSION
         imports["ai.onnx"] = imports.pop("", imports.get("ai.onnx", ATC_MAX_OPSET))
         for node in walk(model.graph.node):
