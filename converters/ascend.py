@@ -1056,13 +1056,14 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
         node.overload = ""
         selected.add((opset.DOMAIN, function.name))
     new_nodes, new_inits = [], []
+    forward_ge = any(r.ge_op for r in forward_reports)  # a GE node in the model: default-domain ops named ai.onnx
     for index, node in enumerate(model.graph.node):
         if index in rewrites:
             nodes, inits = _emit(node, *rewrites[index], ctx)
             new_nodes.extend(nodes)
             new_inits.extend(inits)
         else:
-            if node.domain in ("", "ai.onnx") and (rewrites or forward_reports):
+            if node.domain in ("", "ai.onnx") and (rewrites or forward_ge):
                 node.domain = "ai.onnx"
             new_nodes.append(node)
     del model.graph.node[:]
@@ -1076,7 +1077,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     imports.pop(opset.DOMAIN, None)
     if "ai.onnx.ml" not in _domains(model.graph):
         imports.pop("ai.onnx.ml", None)
-    if rewrites or GE_DOMAIN in _domains(model.graph):
+    if rewrites or forward_ge:
         imports[GE_DOMAIN] = GE_VERSION
         imports["ai.onnx"] = imports.pop("", imports.get("ai.onnx", ATC_MAX_OPSET))
         for node in walk(model.graph.node):

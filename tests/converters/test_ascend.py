@@ -755,10 +755,9 @@ def test_unknown_soc_lists_the_known_ones():
 # --------------------------------------------------------------------------- whole models and files
 
 # The example models the converter refuses as a whole: none (registration_step's opset-20 5-D GridSample and 5-D
-# Resize become GE forward ops, converters/ascend_forward.py). --fallback all keeps every standard node, and
-# onnx's version converter cannot lower GridSample from opset 20 to ATC's 18.
+# Resize become GE forward ops, converters/ascend_forward.py; with --fallback all, their standard-op bodies).
 REFUSED = {}
-REFUSED_ALL = {"registration_step": "the model's default opset 20 is above what ATC reads"}
+REFUSED_ALL = {}
 
 
 def _example_models(refused):
