@@ -234,6 +234,44 @@ def bicubic_2d(grad, x, grid, padding: str, corners: bool) -> list:
     return [dx.astype(F32), dgrid]
 
 
+def _channels_last(grad, x, grid, mode, padding, corners) -> list:
+    if mode == "bicubic":
+        return bicubic_2d(grad, x, grid, padding, corners)
+    return linear_or_nearest(grad, x, grid, mode, padding, corners)
+
+
+# --------------------------------------------------------------------------- Ascend 950
+
+def _simd_on_950(op: str, channels: int, padding: str, dtype, deterministic: bool) -> bool:
+    """Whether 950's tiling picks the channels-last SIMD kernel: float32, a non-deterministic context and
+    GridSampler3DGrad >= 128 channels (grid_sampler3_d_grad_tiling.cpp:315-317, 432-439), GridSampler2DGrad >= 32
+    channels with border or >= 128 with reflection (grid_sampler2_d_grad_tiling.cpp:449-452; keys 19-21 run the A2
+    kernels, grid_sampler2_d_grad.cpp:262-281). Otherwise the SIMT kernels (keys 1-18 / 1-6)."""
+    if dtype != np.float32 or deterministic:
+        return False
+    if op == "GridSampler3DGrad":
+        return channels >= 128
+    return channels >= 32 and padding == "border" or channels >= 128 and padding == "reflection"
+
+
+def _ascend950(op, grad, x, grid, mode, padding, corners, dtype, deterministic) -> list:
+    """950's kernels on tensors the converter laid out channels last. The SIMD kernel reads them so (the A2 / A3
+    arithmetic above). The SIMT kernels index grad, x and dx channels first whatever the tensors' format
+    (grid_sampler2_d_grad_simt.h:202-208, 252; grid_sampler3_d_grad_simt_base.h:135-140, _simt.h:284), with C and the
+    spatial sizes the tiling read from the channels-last shape (grid_sampler2_d_grad_tiling.cpp:406-420 reads NHWC
+    unless the format is another; grid_sampler3_d_grad_tiling.cpp:338-348 likewise): the same memory read as
+    [N, C, spatial]. Their arithmetic is aten's (SIMT3 base:51-115, 2-D simt.h:60-80), in float32 here (the SIMT
+    kernels compute coordinates in the tensor dtype: half types not emulated)."""
+    channels = x.shape[-1]
+    if _simd_on_950(op, channels, padding, dtype, deterministic):
+        return _channels_last(grad, x, grid, mode, padding, corners)
+    if dtype != np.float32:
+        raise NotEmulated(f"{op}'s SIMT kernels on Ascend 950 in {np.dtype(dtype).name} (coordinates in that dtype)")
+    first = [t.reshape((t.shape[0], channels) + t.shape[1:-1]) for t in (grad, x)]  # the memory, reinterpreted
+    dx, dgrid = _channels_last(*(np.moveaxis(t, 1, -1) for t in first), grid, mode, padding, corners)
+    return [np.moveaxis(dx, -1, 1).reshape(x.shape), dgrid]
+
+
 # --------------------------------------------------------------------------- one GE node
 
 def _text(value):
@@ -251,25 +289,14 @@ def ge_node(op: str, inputs: list, attrs: dict, family: str, dtype, deterministi
     if family == "Atlas training series":
         raise NotEmulated(f"{op} on the training series runs as an AI CPU task (source not public)")
     if op == "GridSampler2DGrad" and family in ("Atlas A2", "Atlas A3"):
-        if mode == "bicubic":
-            out = bicubic_2d(grad, x, grid, padding, corners)
-        else:
-            out = linear_or_nearest(grad, x, grid, mode, padding, corners)
+        out = _channels_last(grad, x, grid, mode, padding, corners)
     elif op == "GridSampler3DGrad" and family in ("Atlas A2", "Atlas A3"):
         if dtype != np.float32:
             raise Undefined(f"{op} in {np.dtype(dtype).name} on {family}: the tiling picks key 2 / 3, the kernel "
                             "has only key 1 (float32): grid_sampler3_d_grad.cpp:44-49, tiling.cpp:440-452")
         out = linear_or_nearest(grad, x, grid, mode, padding, corners)
-    elif op == "GridSampler3DGrad" and family == "Ascend 950":
-        channels = x.shape[-1]
-        simd = dtype == np.float32 and channels >= 128 and not deterministic  # tiling.cpp:315-317, 432-439
-        if simd:  # GridSampler3DGradNS<float>, channels last: the A2 / A3 arithmetic
-            out = linear_or_nearest(grad, x, grid, mode, padding, corners)
-        else:  # the SIMT kernel reads the same memory as [N, C, D, H, W] with C, D, H, W from the NDHWC shape
-            n_, d, h, w, c = x.shape
-            as_first = [t.reshape(n_, c, *t.shape[1:4]) for t in (grad, x)]  # memory reinterpreted, not moved
-            dx, dgrid = linear_or_nearest(*(np.moveaxis(t, 1, -1) for t in as_first), grid, mode, padding, corners)
-            out = [np.moveaxis(dx, -1, 1).reshape(x.shape), dgrid]
+    elif family == "Ascend 950":
+        out = _ascend950(op, grad, x, grid, mode, padding, corners, dtype, deterministic)
     else:
         raise NotEmulated(f"{op} on {family}")
     return [rounded(o, dtype).astype(d.dtype) for o, d in zip(out, inputs[1:], strict=True)]
