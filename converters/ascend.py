@@ -40,7 +40,7 @@ from onnx import TensorProto, helper, numpy_helper
 from resample_grad import opset
 from resample_grad.constants import GE_DOMAIN, GE_VERSION
 from resample_grad.opset import ResampleGradError
-from resample_grad.opset._common import walk
+from resample_grad.opset._common import subgraphs, walk
 
 from . import ascend_cpp as cpp
 from . import ascend_prototypes as protos
@@ -1018,7 +1018,7 @@ def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
     # onnx's inliner drops a reference to an attribute the node leaves out instead of using the
     # function's default (onnxruntime's applies it): write the defaults onto the nodes first.
     functions = {(f.domain, f.name): f for f in model.functions}
-    for node in model.graph.node:
+    for node in walk(model.graph.node):
         function = functions.get((node.domain, node.op_type))
         if function is None or (node.domain, node.op_type) not in set(function_ids):
             continue
@@ -1029,7 +1029,7 @@ def _lower(model: onnx.ModelProto, function_ids) -> onnx.ModelProto:
     keep = [o for o in model.opset_import if o.domain in used or o.domain in ("", "ai.onnx")]
     del model.opset_import[:]
     model.opset_import.extend(keep)
-    called = {(n.domain, n.op_type) for n in model.graph.node}
+    called = {(n.domain, n.op_type) for n in walk(model.graph.node)}
     kept_functions = [f for f in model.functions if (f.domain, f.name) in called]
     del model.functions[:]
     model.functions.extend(kept_functions)
@@ -1050,9 +1050,9 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     model = opset.attach(model)
     default_version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     forward_reports = []
-    if fallback != "all":  # standard forward nodes ATC cannot read (5-D GridSample...) as GE ops: ascend_forward.py
-        from .ascend_forward import replace_forward
-        model, forward_reports = replace_forward(model, family, fallback)
+    # standard forward nodes ATC cannot read (5-D GridSample...) as GE ops or standard bodies: ascend_forward.py
+    from .ascend_forward import replace_forward
+    model, forward_reports = replace_forward(model, family, fallback)
     if default_version > ATC_MAX_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, ATC_MAX_OPSET)
@@ -1087,6 +1087,13 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
             rewrites[index] = (plan, needs_cast)
             report.attributes = dict(plan.attrs)
         reports.append(report)
+    for holder in model.graph.node:  # the bodies of If / Loop / Scan: no shapes there to plan a GE op with
+        for node in (n for graph in subgraphs(holder) for n in walk(graph.node) if n.domain == opset.DOMAIN):
+            fallback_nodes.append(node)
+            reports.append(NodeReport(node.name or node.op_type, node.op_type, None,
+                                      f"fallback: inside a subgraph of {holder.op_type} node "
+                                      f"{holder.name or holder.output[0]!r} (the converter maps main-graph nodes); "
+                                      "kept as its standard-ONNX function"))
 
     # fallback nodes: each its own copy of the function, inlined alone
     selected = set()
@@ -1120,7 +1127,7 @@ def to_ascend(model: onnx.ModelProto, soc: str = "Ascend910B1", out_dir=None, ca
     imports.pop(opset.DOMAIN, None)
     if "ai.onnx.ml" not in _domains(model.graph):
         imports.pop("ai.onnx.ml", None)
-    if rewrites or forward_reports:
+    if rewrites or GE_DOMAIN in _domains(model.graph):
         imports[GE_DOMAIN] = GE_VERSION
         imports["ai.onnx"] = imports.pop("", imports.get("ai.onnx", ATC_MAX_OPSET))
         for node in walk(model.graph.node):

@@ -1,6 +1,7 @@
 """The `resample-grad convert` command and the demo's Ascend column (the converter is ascend.py).
 
     resample-grad convert MODEL --target ascend --soc SOC -o DIR [--cast] [--fallback node|all] [--wide-modes]
+        [--native-half]
     resample-grad convert model.ascend.onnx --from ascend -o MODEL.onnx
     resample-grad convert MODEL --target portable -o OUT.onnx  (portable_cli.py)
 """
@@ -41,6 +42,10 @@ def add_cli(sub) -> None:
                               "all: lower the whole model to standard ONNX, no plugin needed "
                               "(default: neither, a node the device cannot run is an error)")
     convert.add_argument("--wide-modes", action="store_true", help="accept bicubic / reflection (newer CANN releases)")
+    convert.add_argument("--native-half", action="store_true",
+                         help="keep float16 / bfloat16 GE ops in their dtype (default: Cast to float32 around them, "
+                              "as aclnn does; the kernels keep weights and partial sums in the input dtype, less "
+                              "precise)")
     convert.set_defaults(func=_cmd_convert)
 
 
@@ -50,7 +55,8 @@ def _cmd_convert(args) -> int:
 
     if args.source == "ascend" or args.target == "portable":
         given = [flag for flag, value in (("--soc", args.soc), ("--cast", args.cast), ("--fallback", args.fallback),
-                                          ("--wide-modes", args.wide_modes)) if value]
+                                          ("--wide-modes", args.wide_modes),
+                                          ("--native-half", args.native_half)) if value]
         if given:
             raise CliError(f"convert: {', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to "
                            f"--target ascend, not to {'--from ascend' if args.source else '--target portable'}")
@@ -73,7 +79,7 @@ def _cmd_convert(args) -> int:
     progress(f"converting {args.model} for {soc}")
     # every check runs before the first file is written: a refused model leaves nothing behind
     conversion = to_ascend(model, soc=soc, out_dir=out, cast=args.cast, fallback=args.fallback,
-                           wide_modes=args.wide_modes)
+                           wide_modes=args.wide_modes, native_half=args.native_half)
     print(conversion.summary())
     return 0
 

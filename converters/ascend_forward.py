@@ -29,10 +29,13 @@ import json
 
 import numpy as np
 import onnx
+import onnx.inliner
 from onnx import helper, numpy_helper
 
 from resample_grad.constants import GE_DOMAIN, GE_VERSION
 from resample_grad.opset import ResampleGradError
+from resample_grad.opset._portable import FORWARD_DOMAIN
+from resample_grad.opset._portable import _forward_body as forward_body
 
 from . import ascend_prototypes as protos
 from .ascend import OP, RECORD_KEY, NodeReport, _Context, _ge_node, _node_record, _shapes_and_types
@@ -340,7 +343,9 @@ def replace_forward(model: onnx.ModelProto, family: str, fallback: str | None = 
                     ) -> tuple[onnx.ModelProto, list[NodeReport]]:
     """Every standard GridSample / Resize node ATC cannot read (or CANN would compute otherwise) as its GE forward
     op (a copy of the model), with a report each. A node no GE op computes is refused, naming the node and why;
-    with fallback "node", a 4-D Resize of static shapes becomes its MatMul form instead (matmul_form)."""
+    with fallback "node", a 4-D Resize of static shapes becomes its MatMul form instead (matmul_form), and any other
+    its standard-ONNX body (the tap engine's, as opset.inline(forward=...) writes it); with fallback "all" every such
+    node becomes that body."""
     version = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     info = _shapes_and_types(model)
     ctx = _Context(model, info)
@@ -351,10 +356,21 @@ def replace_forward(model: onnx.ModelProto, family: str, fallback: str | None = 
         if plan is None:
             continue
         label = f"node {node.name or node.op_type!r} ({node.op_type})"
+        if fallback == "all":  # standard ONNX only: the body, whether or not a GE op would compute it
+            body = _standard_body(node, ctx, version)
+            if body is None:
+                raise ResampleGradError(OP, f"{label}: ATC cannot read it and it has no standard-ONNX body here "
+                                            f"(float input of known rank needed)")
+            planned[index] = ("body", body, "--fallback all")
+            continue
         if isinstance(plan, str):
             form = matmul_form(node, ctx, version) if fallback == "node" and node.op_type == "Resize" else None
             if isinstance(form, tuple):
                 planned[index] = ("matmul", *form, plan)
+                continue
+            body = _standard_body(node, ctx, version) if fallback == "node" else None
+            if body is not None:
+                planned[index] = ("body", body, plan)
                 continue
             hint = f"; --fallback node cannot write it as MatMuls either: {form}" if form else \
                 ("; --fallback node writes a 4-D Resize of static shapes as MatMuls" if node.op_type == "Resize"
@@ -364,7 +380,13 @@ def replace_forward(model: onnx.ModelProto, family: str, fallback: str | None = 
         dtype = DTYPE_NAMES.get(ctx.elem(node.input[0]), "unknown")
         checks, problems = _checks(ge_type, attrs, dtype, family)
         if problems:
-            raise ResampleGradError(OP, f"{label} becomes GE op {ge_type}, which cannot run it: {problems[0]}")
+            body = _standard_body(node, ctx, version) if fallback == "node" else None
+            if body is None:
+                raise ResampleGradError(OP, f"{label} becomes GE op {ge_type}, which cannot run it: {problems[0]}"
+                                            + ("" if fallback == "node" else
+                                               "; --fallback node writes it in standard ONNX ops"))
+            planned[index] = ("body", body, f"GE op {ge_type} cannot run it: {problems[0]}")
+            continue
         planned[index] = ("ge", ge_type, attrs, inputs, checks)
     if not planned:
         return model, []
@@ -382,6 +404,17 @@ def replace_forward(model: onnx.ModelProto, family: str, fallback: str | None = 
             reports.append(NodeReport(name, node.op_type, None, f"fallback: {why}; written as two MatMuls with "
                                                                 f"constant weights (standard ONNX)"))
             continue
+        if planned[index][0] == "body":
+            _, function, why = planned[index]
+            function.name, function.domain = f"{node.op_type}__fallback{index}", FORWARD_DOMAIN
+            model.functions.append(function)
+            node.input[:] = [name for name in node.input if name]
+            node.op_type, node.domain = function.name, function.domain
+            del node.attribute[:]
+            nodes.append(node)
+            reports.append(NodeReport(name, node.op_type, None, f"fallback: {why}; written in standard ONNX ops "
+                                                                f"(the body opset.inline(forward=...) gives it)"))
+            continue
         _, ge_type, attrs, inputs, checks = planned[index]
         # a name of its own where the node has none (the plugin and the GE IR program name ops by it)
         ge = _ge_node(ge_type, inputs, list(node.output), node.name or ctx.fresh(node.op_type), attrs)
@@ -397,10 +430,36 @@ def replace_forward(model: onnx.ModelProto, family: str, fallback: str | None = 
         nodes.append(ge)
     del model.graph.node[:]
     model.graph.node.extend(nodes)
+    model = _inline_bodies(model)
     if any(kind == "ge" for kind, *_ in planned.values()) and not any(o.domain == GE_DOMAIN
                                                                        for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(GE_DOMAIN, GE_VERSION))
     return model, reports
+
+
+def _standard_body(node, ctx: _Context, version: int) -> onnx.FunctionProto | None:
+    """The node in standard ONNX ops, from the same tap engine as the gradients (opset.inline's forward=)."""
+    types = []
+    for name in node.input:
+        shape, elem = ctx.info.get(name, (None, 0)) if name else (None, 0)
+        types.append(helper.make_tensor_type_proto(elem, shape).tensor_type if elem and shape is not None else None)
+    return forward_body(node, [t for t, name in zip(types, node.input, strict=True) if name], version)
+
+
+def _inline_bodies(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The fallback bodies written by replace_forward inlined in place, their domain and functions gone."""
+    ids = [(f.domain, f.name) for f in model.functions if f.domain == FORWARD_DOMAIN]
+    if not ids:
+        return model
+    model.opset_import.append(helper.make_opsetid(FORWARD_DOMAIN, 1))
+    model = onnx.inliner.inline_selected_functions(model, ids)
+    imports = [o for o in model.opset_import if o.domain != FORWARD_DOMAIN]
+    del model.opset_import[:]
+    model.opset_import.extend(imports)
+    kept = [f for f in model.functions if f.domain != FORWARD_DOMAIN]
+    del model.functions[:]
+    model.functions.extend(kept)
+    return model
 
 
 ASIDE = "resample_grad.forward_aside"  # from_ascend marks the restored forward nodes with it for raise_opset

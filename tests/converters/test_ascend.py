@@ -925,3 +925,22 @@ def test_cli_convert(tmp_path):
                           str(tmp_path / "bad")], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "is not available on Atlas training series" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_cli_native_half_keeps_the_dtype(tmp_path):
+    """float16 GE ops get Casts to float32 around them unless --native-half (issue E of docs/ascend.md)."""
+    path = tmp_path / "half.onnx"
+    onnx.save(one_node_model("UpsampleBilinear2dGrad", {"dy": (1, 2, 8, 8)}, ["dx"],
+                             dict(output_size=[8, 8], input_size=[1, 2, 4, 4]), dtype="float16"), path)
+    casts = {}
+    for flags in ([], ["--native-half"]):
+        out = tmp_path / ("native" if flags else "cast")
+        result = subprocess.run([sys.executable, "-m", "resample_grad", "convert", str(path), "--target", "ascend",
+                                 "--soc", A2, "-o", str(out), *flags], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        converted = onnx.load(out / "model.ascend.onnx")
+        casts[bool(flags)] = sum(n.op_type == "Cast" for n in converted.graph.node)
+    assert casts == {False: 2, True: 0}
+    wrong = subprocess.run([sys.executable, "-m", "resample_grad", "convert", str(path), "--target", "portable",
+                            "--native-half", "-o", str(tmp_path / "p.onnx")], capture_output=True, text=True)
+    assert wrong.returncode == 2 and "--native-half applies only to --target ascend" in wrong.stderr

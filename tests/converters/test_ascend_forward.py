@@ -126,11 +126,15 @@ def test_grid_sample_no_ge_op_computes_is_refused(mode, soc, message):
         ascend.to_ascend(model, soc=soc)
 
 
-def test_fallback_all_keeps_the_forward_nodes_standard():
-    """--fallback all promises standard ONNX: no GE op, so a 5-D GridSample at opset 20 stays refused."""
-    model, _ = _grid_model(20, 3, "linear", "zeros", 0)
-    with pytest.raises(ResampleGradError, match="default opset 20 is above what ATC reads"):
-        ascend.to_ascend(model, soc=A2, fallback="all")
+def test_fallback_all_writes_the_forward_nodes_in_standard_ops():
+    """--fallback all promises standard ONNX: no GE op; a 5-D GridSample at opset 20 becomes its standard-op body
+    at ATC's opset 18, computing what onnxruntime's GridSample computes."""
+    model, feeds = _grid_model(20, 3, "linear", "zeros", 0)
+    conversion = ascend.to_ascend(model, soc=A2, fallback="all")
+    assert [(r.ge_op, r.action.split(";")[0]) for r in conversion.nodes] == [(None, "fallback: --fallback all")]
+    assert {o.domain: o.version for o in conversion.model.opset_import} == {"": 18}
+    assert "GridSample" not in {n.op_type for n in conversion.model.graph.node}
+    np.testing.assert_allclose(_ort(conversion.model, feeds), _ort(model, feeds), rtol=1e-5, atol=1e-5)
 
 
 # --------------------------------------------------------------------------- Resize (5-D)
@@ -281,11 +285,14 @@ def test_fallback_node_writes_a_refused_resize_as_matmuls(case, tmp_path):
     np.testing.assert_allclose(_ort(lowered, feeds), _ort(model, feeds), rtol=1e-5, atol=1e-5)
 
 
-def test_the_matmul_form_needs_static_shapes():
+def test_without_static_shapes_the_fallback_is_the_standard_body():
+    """The MatMul form needs static shapes; without them --fallback node writes the tap engine's standard-op body."""
     model = _aa_model("cubic", -0.5, [1, 2, "h", 13], None, [1, 2, 4, 9], antialias=0)
-    with pytest.raises(ResampleGradError, match="--fallback node cannot write it as MatMuls either: X .* and Y .* "
-                                                "need static shapes"):
-        ascend.to_ascend(model, soc=A2, fallback="node")
+    conversion = ascend.to_ascend(model, soc=A2, fallback="node")
+    assert "written in standard ONNX ops" in conversion.nodes[0].action
+    assert "Resize" not in {n.op_type for n in conversion.model.graph.node}
+    feeds = {"x": RNG.standard_normal([1, 2, 10, 13]).astype(np.float32)}
+    np.testing.assert_allclose(_ort(conversion.model, feeds), _ort(model, feeds), rtol=1e-5, atol=1e-5)
 
 
 def test_resize_the_plugin_computes_is_left_to_it():
