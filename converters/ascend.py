@@ -603,6 +603,55 @@ def _grid_plan(node, ctx: _Context, ge_type: str) -> GePlan:
                   out_shapes=[ctx.shape(node.input[1]), ctx.shape(node.input[2])])
 
 
+def _grid_kernel_checks(plan: GePlan, dtype: str, family: str, cast: bool, native_half: bool, check) -> bool:
+    """What the GridSampler kernels compute on `family`, one check row per fact (hicann/ops-cv@6ae8765, image/
+    grid_sampler{2,3}_d_grad/; tests/converters/cann_emulation_grid.py emulates the kernels): True where the node
+    needs Casts to float32."""
+    three_d = plan.ge_type == "GridSampler3DGrad"
+    aclnn = f"aclnn_grid_sampler{'3' if three_d else '2'}d_backward.cpp"
+    definition, untransposed = (("grid_sampler3_d_grad_def.cpp:55-57", ":194-198, 290-303") if three_d else
+                                ("grid_sampler2_d_grad_def.cpp:51-53", ":186-192, 281-299"))
+    if not check("kernel", family != "Atlas training series",
+                 "the AI Core kernel" if family != "Atlas training series" else
+                 "an AI CPU task: the op definition registers AI Core kernels for ascend910b, ascend910_93 and "
+                 f"ascend950 only ({definition}); aclnn gives that task {'NCDHW' if three_d else 'NCHW'} "
+                 f"({aclnn}{untransposed}), the converter writes channels "
+                 "last: not established",
+                 f"{plan.ge_type} runs as an AI CPU task on {family}, whose source is not public and to which aclnn "
+                 "gives channels-first tensors: what it computes on the converter's channels-last form is not "
+                 "established"):
+        return False
+    needs_cast = False
+    x_shape = plan.out_shapes[0] if plan.out_shapes else None
+    channels = x_shape[1] if x_shape else None
+    check("channels", channels is None or channels <= 2048,
+          f"{'run-time' if channels is None else channels} (aclnn runs the AI Core kernel up to 2048 channels, the "
+          f"AI CPU task above: {aclnn}, MAX_CHANNEL_SIZE / AICORE_CHANNEL_LIMIT)",
+          f"{channels} channels: aclnn runs {plan.ge_type} as an AI CPU task above 2048 (not established)")
+    if dtype == "float64":
+        needs_cast = cast
+        via = "--cast: Cast to float32 around the op, the AI Core kernel" if cast else "not established"
+        check("float64", cast, f"float64 runs as an AI CPU task (aclnn: no AI Core for double, {aclnn}); {via}",
+              f"float64 runs {plan.ge_type} as an AI CPU task (not established); --cast runs it in float32 on the "
+              "AI Core kernel")
+    if three_d and family in ("Atlas A2", "Atlas A3"):
+        check("float32 kernel", dtype not in HALF_TYPES or not native_half,
+              "the A2/A3 kernel has only its float32 key (op_kernel/grid_sampler3_d_grad.cpp:44-49; the tiling gives "
+              "half types keys 2/3, grid_sampler3_d_grad_tiling.cpp:440-452); half types through Casts, as aclnn "
+              "(aclnn_grid_sampler3d_backward.cpp:270-280)",
+              f"{dtype} with native_half: the A2/A3 kernel of GridSampler3DGrad has no {dtype} body "
+              "(grid_sampler3_d_grad.cpp:44-49)")
+    if three_d and family == "Ascend 950":
+        check("layout", False,
+              "the SIMT kernels (keys 1-6) index grad, x and dx channels first whatever their format "
+              "(arch35/grid_sampler3_d_grad_simt_base.h:135-140, _simt.h:284); the channels-last SIMD kernel runs "
+              "only for float32, >= 128 channels and a non-deterministic context, a run-time setting "
+              "(grid_sampler3_d_grad_tiling.cpp:315-317, 432-439)",
+              "GridSampler3DGrad on Ascend 950 reads its tensors channels first (SIMT kernels) or channels last "
+              "(SIMD kernel) by run-time setting: no one layout is right")
+    return needs_cast
+
+
 # resample_grad op -> the function that writes its GE op (the GE op chosen from GE_OP_FOR)
 PLANS = {
     **{op: _upsample_plan for op in protos.GE_OP_FOR if op.startswith("Upsample")},
@@ -828,6 +877,8 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
                   f"(inverse scale >= {limit.low:g})")
     for name, ok, detail, problem in plan.checks:
         check(name, ok, detail, problem)
+    if plan.ge_type.startswith("GridSampler"):
+        needs_cast = _grid_kernel_checks(plan, dtype, family, cast, native_half, check) or needs_cast
     all_equal = all(i == o for _, i, o, _ in plan.kernel_axes)
     for axis, size_in, size_out, op_matrix in plan.kernel_axes:
         agrees, where = _kernel_agrees(plan.ge_type, family, plan.attrs, axis, len(plan.kernel_axes), size_in,

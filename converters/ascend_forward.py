@@ -110,6 +110,103 @@ def _inverse(forward: list[float]) -> list[float]:
     return [1.0 / f if f > 0 else 0.0 for f in forward]  # in / out; 0: the op takes the size ratio
 
 
+# A 4-D nearest Resize: CANN's plugin (hicann/ops-cv@2275f5b common/src/framework/resize_onnx_plugin.cpp) makes it
+# ResizeNearestNeighborV2 with align_corners for "align_corners", half_pixel_centers for "half_pixel" and
+# "pytorch_half_pixel", neither otherwise (ParseResizeModeAttrs), and `size` from `sizes` or Shape(X) * scales
+# (BuildResizeSizesFromInputs, BuildNearestResize); `nearest_mode` and the scales' values are not passed on. What its
+# kernels compute per output index o, scale s = in / out in float32, or (in - 1) / (out - 1) with align_corners (0 for
+# one output):
+# - Ascend 950, the AscendC kernels (ops-cv@6ae8765 image/resize_nearest_neighbor_v2/op_host/arch35/
+#   resize_nearest_neighbor_v2_tiling_base.cpp:240-263; op_kernel/arch35/resize_nearest_neighbor_v2_simt.h:106-123,
+#   _base.h:42-49, the gather and data-copy kernels alike): min(floor((o + 0.5) s), in - 1) with half_pixel_centers,
+#   min(floor(o s), in - 1) without, min(roundf(o s), in - 1) with align_corners (ties up);
+# - elsewhere the TBE kernel (canndev dengguojie/vue-element-admin@57af4a1 ops/built-in/tbe/impl/dynamic/
+#   resize_nearest_neighbor_v2.py:264-296 the index, :298-360 the scale: a division, or a reciprocal refined by
+#   Newton where the core has no vdiv), the same formulas, align_corners rounding by vconv f322s32r, whose tie rule the
+#   source does not state: every variant must agree.
+TBE_NEAREST = ("Atlas training series", "Atlas inference series", "Atlas A2", "Atlas A3", "Atlas 200I/500 A2")
+
+
+def _plugin_nearest_maps(size_in: int, size_out: int, align: bool, half: bool, family: str) -> list[list[int]]:
+    """The input index each output reads, under every variant of the kernel on `family` the source leaves open."""
+    f32 = np.float32
+    if align:
+        scales = [f32(size_in - 1) / f32(size_out - 1) if size_out > 1 else f32(0)]
+    else:
+        scales = [f32(size_in) / f32(size_out)]
+        if family in TBE_NEAREST:
+            scales.append(f32(f32(size_in) * f32(f32(1) / f32(size_out))))
+    ties = ("up", "even") if align and family in TBE_NEAREST else ("up",)
+    maps = []
+    for scale in scales:
+        for tie in ties:
+            row = []
+            for o in range(size_out):
+                v = f32(f32(f32(o) + f32(0.5)) * scale) if half else f32(f32(o) * scale)
+                index = (int(np.floor(v + f32(0.5))) if tie == "up" else int(np.rint(v))) if align else int(np.floor(v))
+                row.append(min(index, size_in - 1))
+            maps.append(row)
+    return maps
+
+
+def _onnx_nearest_map(size_in: int, size_out: int, scale: float, coordinates: str, rounding: str) -> list[int] | None:
+    """onnxruntime's Resize (opset 11+): the original coordinate in float32 per coordinate_transformation_mode, then
+    nearest_mode's rounding, clamped to [0, in - 1]; None for a mode the plugin's op cannot take (roi)."""
+    f32 = np.float32
+    s, row = f32(scale), []
+    for o in range(size_out):
+        centre = f32(f32(o) + f32(0.5)) / s
+        if coordinates in ("half_pixel", "pytorch_half_pixel"):
+            x = f32(0) if coordinates == "pytorch_half_pixel" and size_out == 1 else f32(centre - f32(0.5))
+        elif coordinates == "asymmetric":
+            x = f32(f32(o) / s)
+        elif coordinates == "tf_half_pixel_for_nn":
+            x = centre
+        elif coordinates == "align_corners":
+            x = f32(0) if size_out == 1 else f32(f32(o) * f32(size_in - 1) / f32(size_out - 1))
+        elif coordinates == "half_pixel_symmetric":
+            adjustment = f32(size_out) / f32(s * f32(size_in))
+            x = f32(f32(f32(size_in) / f32(2)) * f32(f32(1) - adjustment) + centre - f32(0.5))
+        else:
+            return None
+        away = int(np.sign(x) * np.floor(abs(float(x)) + 0.5))  # std::round (exact in double): halves away from 0
+        if rounding == "round_prefer_floor":  # a positive half (x == int(x) + 0.5) goes down, the rest std::round
+            index = int(np.floor(x)) if x == f32(int(x)) + f32(0.5) else away
+        elif rounding == "round_prefer_ceil":
+            index = away
+        elif rounding == "floor":
+            index = int(np.floor(x))
+        else:
+            index = int(np.ceil(x))
+        row.append(max(0, min(index, size_in - 1)))
+    return row
+
+
+def _nearest_problem(node, ctx: _Context, a: dict, x, y, family: str) -> str | None:
+    """Why the plugin's ResizeNearestNeighborV2 would not compute this nearest Resize on `family` (None: it does):
+    both index maps, per resized axis, on the model's static shapes."""
+    coordinates = _text(a.get("coordinate_transformation_mode", "half_pixel"))
+    rounding = _text(a.get("nearest_mode", "round_prefer_floor"))
+    align, half = coordinates == "align_corners", coordinates in ("half_pixel", "pytorch_half_pixel")
+    kernel = (f"CANN's Resize plugin makes it ResizeNearestNeighborV2(align_corners={int(align)}, "
+              f"half_pixel_centers={int(half)}; nearest_mode is not passed)")
+    why, forward = _static_problems(node, ctx, a, x, y)
+    if why:
+        return f"{kernel}, whose index map cannot be compared with the node's: {'; '.join(why)}"
+    for axis in (2, 3):
+        size_in, size_out = x[axis], y[axis]
+        scale = forward[axis - 2] if forward[axis - 2] > 0 else float(np.float32(size_out) / np.float32(size_in))
+        ours = _onnx_nearest_map(size_in, size_out, scale, coordinates, rounding)
+        if ours is None:
+            return f"{kernel}: it cannot compute coordinate_transformation_mode {coordinates!r}"
+        for theirs in _plugin_nearest_maps(size_in, size_out, align, half, family):
+            if theirs != ours:
+                o = next(k for k, (p, q) in enumerate(zip(theirs, ours, strict=True)) if p != q)
+                return (f"{kernel}: on {family} output {o} of axis {axis} ({size_in} -> {size_out}) reads input "
+                        f"{theirs[o]} there, {ours[o]} in the node ({coordinates}, {rounding})")
+    return None
+
+
 def _resize(node, ctx: _Context, version: int, family: str):
     """A 5-D linear Resize as ResizeUpsampleTrilinear, a 4-D antialiased one (torch's) as UpsampleBicubic2dAA /
     UpsampleBilinear2dAA; a 4-D Resize CANN's plugin would compute differently is refused; the rest is the
@@ -129,8 +226,8 @@ def _resize(node, ctx: _Context, version: int, family: str):
                                          (f"keep_aspect_ratio_policy {policy!r}", policy != "stretch"),
                                          (f"cubic_coeff_a {coefficient:g}", mode == "cubic" and coefficient != -0.75),
                                          ("exclude_outside 1", mode == "cubic" and exclude == 1)) if on]
-        if not ignored:
-            return None  # the plugin's ResizeNearestNeighborV2 / GE Resize
+        if not ignored:  # the plugin's ResizeNearestNeighborV2 (opset 11+: checked here) / GE Resize
+            return _nearest_problem(node, ctx, a, x, y, family) if mode == "nearest" and version >= 11 else None
         why, forward = _static_problems(node, ctx, a, x, y)
         torch_aa = antialias == 1 and exclude == 1 and (mode == "linear" or (mode == "cubic" and coefficient == -0.5))
         if not torch_aa:

@@ -408,102 +408,6 @@ def ascend950_resize_nearest_neighbor_v2(dy: np.ndarray, attrs: dict, dtype) -> 
     return out
 
 
-# --------------------------------------------------------------------------- GridSampler2DGrad (ops-cv, A2 / A3)
-
-GS = "image/grid_sampler2_d_grad/op_kernel/grid_sampler2_d_grad.h"
-
-
-def _grid_clip(ix: np.ndarray, mult: np.ndarray, size: int):
-    """ClipCoordinatesSetGrad: ix kept where > 0 else 0, then where < size - 1 else size - 1; the multiplier 0 where
-    clipped (GS:525-536)."""
-    keep = ix > 0
-    ix, mult = np.where(keep, ix, F32(0)), np.where(keep, mult, F32(0))
-    keep = ix < F32(size - 1)
-    return np.where(keep, ix, F32(size - 1)), np.where(keep, mult, F32(0))
-
-
-def _grid_reflect(ix: np.ndarray, mult: np.ndarray, twice_low: int, twice_high: int):
-    """ReflectCoordinatesSetGrad (GS:539-593): t = |x - min|, sign -1 below min; extra = t - floor(t * (1/span)) *
-    span, flips = floor(t * (1/span)), in float32 (a multiplication by 1/span, not fmod); even flips: extra + min,
-    else span - extra + min, the sign flipped."""
-    if twice_low == twice_high:
-        return np.zeros_like(ix), np.zeros_like(mult)
-    low, span = F32(twice_low) / F32(2), F32(twice_high - twice_low) / F32(2)
-    t = np.abs(ix + F32(-1) * low).astype(F32)
-    sign = np.where(ix >= low, F32(1), F32(-1))
-    quotient = np.floor(t * F32(F32(1) / span)).astype(F32)
-    extra = (t - quotient * span).astype(F32)
-    even = (quotient - np.floor(quotient * F32(0.5)) * F32(2)) == 0
-    ix = np.where(even, extra + low, (extra * F32(-1) + span) + low).astype(F32)
-    return ix, (mult * np.where(even, sign, -sign)).astype(F32)
-
-
-def _grid_source(coord: np.ndarray, size: int, corners: bool, padding: str):
-    """ComputeSourceIndexSetGrad (GS:439-497): ((c + 1) * 0.5) * (size - 1), multiplier (size - 1) / 2 with
-    align_corners, else ((c + 1) * size - 1) * 0.5, multiplier size / 2; border clips, reflection reflects over
-    [0, 2(size-1)] or [-1, 2 size - 1] then clips (GS:500-522); a non-finite or out-of-int32 coordinate becomes
-    -100 (GS:478-496)."""
-    c = coord.astype(F32)
-    if corners:
-        ix, mult = ((c + F32(1)) * F32(0.5)) * F32(size - 1), np.full_like(c, F32(size - 1) / F32(2))
-    else:
-        ix, mult = ((c + F32(1)) * F32(size) + F32(-1)) * F32(0.5), np.full_like(c, F32(size) / F32(2))
-    ix = ix.astype(F32)
-    if padding == "border":
-        ix, mult = _grid_clip(ix, mult, size)
-    elif padding == "reflection":
-        ix, mult = _grid_reflect(ix, mult, *((0, 2 * (size - 1)) if corners else (-1, 2 * size - 1)))
-        ix, mult = _grid_clip(ix, mult, size)
-    bad = ~np.isfinite(ix) | (ix > F32(2 ** 31 - 2)) | (ix < F32(-2 ** 31))
-    return np.where(bad, F32(-100), ix).astype(F32), mult
-
-
-def grid_sampler_2d(grad: np.ndarray, x: np.ndarray, grid: np.ndarray, attrs: dict) -> list:
-    """GridSampler2DGrad's AI Core kernel on A2 / A3 (keys 1, 2 float32; 3-6 float16 / bfloat16 computing in float32
-    and casting at the end: op_kernel/grid_sampler2_d_grad.cpp:68-140), grad and x channels last, as aclnn transposes
-    them (op_api/aclnn_grid_sampler2d_backward.cpp:265-280). Bilinear: corners floor(ix), floor(ix) + 1 (GS:901-916),
-    weights nw = (ix_se - ix)(iy_se - iy) ... (GS:774-783, 918-925), each in-bounds corner adds weight * grad to dx
-    (GS:704-735) and x * grad * (the other axis' distance) to the grid gradient, which is then multiplied by the
-    coordinate's multiplier (GS:662-700, 946-960). Nearest: rint (CAST_RINT, ties to even), dx += grad where in
-    bounds, dgrid 0 (GS:974-1043)."""
-    mode, padding = attrs.get("interpolation_mode", "bilinear"), attrs.get("padding_mode", "zeros")
-    corners = bool(attrs.get("align_corners", 0))
-    if isinstance(mode, bytes):
-        mode, padding = mode.decode(), padding.decode() if isinstance(padding, bytes) else padding
-    if mode not in ("bilinear", "nearest"):
-        raise NotEmulated(f"GridSampler2DGrad interpolation_mode {mode!r}")
-    g, image = grad.astype(F32), x.astype(F32)
-    n_, height, width, _ = image.shape
-    ix, mx = _grid_source(grid[..., 0], width, corners, padding)
-    iy, my = _grid_source(grid[..., 1], height, corners, padding)
-    dx, dgrid = np.zeros(image.shape, np.float64), np.zeros(grid.shape, F32)
-    batch = np.broadcast_to(np.arange(n_)[:, None, None], ix.shape)
-
-    def scatter(cy, cx, weight):
-        inside = (cy >= 0) & (cy < height) & (cx >= 0) & (cx < width)
-        b, yy, xx = batch[inside], cy[inside].astype(np.int64), cx[inside].astype(np.int64)
-        np.add.at(dx, (b, yy, xx), (weight[inside][:, None] * g[inside]).astype(F32))
-        return inside, b, yy, xx
-
-    if mode == "nearest":
-        scatter(np.rint(iy), np.rint(ix), np.ones_like(ix))
-        return [dx.astype(F32), dgrid]
-    x0, y0 = np.floor(ix).astype(F32), np.floor(iy).astype(F32)
-    x1, y1 = x0 + F32(1), y0 + F32(1)
-    gix, giy = np.zeros(ix.shape, np.float64), np.zeros(ix.shape, np.float64)
-    # (corner y, corner x, weight, the distance for gix, the distance for giy): GS:946-953
-    for cy, cx, w, dist_x, dist_y in ((y0, x0, (x1 - ix) * (y1 - iy), y1 - iy, x1 - ix),
-                                      (y0, x1, (ix - x0) * (y1 - iy), iy - y1, ix - x0),
-                                      (y1, x0, (x1 - ix) * (iy - y0), iy - y0, ix - x1),
-                                      (y1, x1, (ix - x0) * (iy - y0), y0 - iy, x0 - ix)):
-        inside, b, yy, xx = scatter(cy, cx, w.astype(F32))
-        along = (image[b, yy, xx] * g[inside]).sum(axis=-1, dtype=np.float64)
-        gix[inside] -= along * dist_x[inside].astype(F32)
-        giy[inside] -= along * dist_y[inside].astype(F32)
-    dgrid[..., 0], dgrid[..., 1] = (gix * mx).astype(F32), (giy * my).astype(F32)
-    return [dx.astype(F32), dgrid]
-
-
 # --------------------------------------------------------------------------- one GE node
 
 def _dtype_of(array: np.ndarray):
@@ -519,9 +423,9 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
     dtype = _dtype_of(dy)
     if dtype == np.float64:
         raise NotEmulated(f"{op} in float64 runs as an AI CPU task (not emulated)")
-    if op == "GridSampler2DGrad" and family in ("Atlas A2", "Atlas A3"):
-        return [rounded(o, dtype).astype(d.dtype) for o, d in zip(grid_sampler_2d(*inputs, attrs), inputs[1:],
-                                                                      strict=True)]
+    if op.startswith("GridSampler"):
+        import cann_emulation_grid  # the grid samplers' kernels (it imports this module)
+        return cann_emulation_grid.ge_node(op, inputs, attrs, family, dtype, deterministic)
     grad = dy.astype(np.float32)
     if op in ("UpsampleNearest2dGrad", "UpsampleNearestExact2dGrad"):
         out = upsample_nearest_2d(grad, attrs, "Exact" in op, dtype)

@@ -98,3 +98,38 @@ def resize_upsample_trilinear(x: np.ndarray, output_size, align_corners: int, sc
         matrix = _trilinear_matrix(align_corners, out.shape[axis], int(size_out), float(scale))
         out = np.moveaxis(np.tensordot(matrix, np.moveaxis(out, axis, 0), axes=(1, 0)), 0, axis).astype(F32)
     return out
+
+
+# --------------------------------------------------------------------------- ResizeNearestNeighborV2 (forward)
+
+RNN_950 = "image/resize_nearest_neighbor_v2/op_kernel/arch35/resize_nearest_neighbor_v2_simt.h"
+RNN_TBE = "ops/built-in/tbe/impl/dynamic/resize_nearest_neighbor_v2.py (canndev mirror @57af4a1)"
+
+
+def resize_nearest_neighbor_v2(x: np.ndarray, size: tuple[int, int], align_corners: bool, half_pixel_centers: bool,
+                               ties: str = "up", reciprocal: bool = False) -> np.ndarray:
+    """The forward kernel CANN's Resize plugin runs for a nearest Resize, x [N, C, H, W] -> [N, C, *size].
+
+    Scale per axis in float32: (in - 1) / (out - 1) with align_corners and out > 1, else 0; otherwise in / out
+    (950: op_host/arch35/resize_nearest_neighbor_v2_tiling_base.cpp:240-263, the plugin passing no scales; TBE:
+    calculate_scale, RNN_TBE:298-360, by vdiv, or, `reciprocal`, by vrec refined by Newton, modelled as in * (1 / out)).
+    Source index (RNN_950:106-123; the data-copy and gather kernels alike, _base.h:42-49 Floor = truncation, Round =
+    truncation of x + 0.5; RNN_TBE:264-296): floor((o + 0.5) * s) with half_pixel_centers, floor(o * s) without,
+    rounded with align_corners (950: up; TBE: vconv f322s32r, `ties` "up" or "even", the source does not say),
+    then min(index, in - 1) (RNN_950:122-123)."""
+    rows = []
+    for size_in, size_out in zip(x.shape[2:], size, strict=True):
+        if align_corners:
+            scale = F32(size_in - 1) / F32(size_out - 1) if size_out > 1 else F32(0)
+        elif reciprocal:
+            scale = F32(F32(size_in) * F32(F32(1) / F32(size_out)))
+        else:
+            scale = F32(size_in) / F32(size_out)
+        o = np.arange(size_out, dtype=F32)
+        value = ((o + F32(0.5)) * scale if half_pixel_centers else o * scale).astype(F32)
+        if align_corners:
+            index = np.rint(value) if ties == "even" else np.floor(value + F32(0.5))
+        else:
+            index = np.floor(value)
+        rows.append(np.minimum(index.astype(np.int64), size_in - 1))
+    return x[:, :, rows[0][:, None], rows[1][None, :]]

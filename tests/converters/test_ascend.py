@@ -62,8 +62,9 @@ NODES = [
     *[(f"gs3-{i}-{p}-{c}", "GridSampler3DGrad", GS3_IN, ["dx", "dgrid"],
        dict(interpolation_mode=i, padding_mode=p, align_corners=c), soc, "GridSampler3DGrad",
        dict(interpolation_mode=i, padding_mode=p, align_corners=c), CHANNELS_LAST_3D)
-      for i, p, c, soc in [("bilinear", "zeros", 0, A2), ("nearest", "border", 1, N950),
-                           ("bilinear", "reflection", 1, TRAINING), ("nearest", "reflection", 0, "Ascend910_9391")]],
+      for i, p, c, soc in [("bilinear", "zeros", 0, A2), ("nearest", "border", 1, "Ascend910B3"),
+                           ("bilinear", "reflection", 1, "Ascend910_9391"),
+                           ("nearest", "reflection", 0, "Ascend910_9391")]],
     ("gs3-only-dx", "GridSampler3DGrad", GS3_IN, ["dx"], {}, A2, "GridSampler3DGrad", DEFAULT_GS, CHANNELS_LAST_3D),
     ("nx2-default", "UpsampleNearestExact2dGrad", {"grad_output": (2, 3, 8, 10)}, ["grad_input"],
      dict(input_size=[2, 3, 4, 5]), A2, "UpsampleNearestExact2dGrad",
@@ -624,6 +625,12 @@ LIMITS = [  # (id, op, inputs, attrs, dtype, soc, text of the error)
      "(it runs on Atlas training series, Atlas A2, Atlas A3)"),
     ("gs3-double-on-training", "GridSampler3DGrad", GS3_IN, {}, "float64", TRAINING,
      "dtype float64 is not supported by GridSampler3DGrad on Atlas training series (supported: float16, float32"),
+    ("gs2-ai-cpu-on-training", "GridSampler2DGrad", GS_IN, {}, "float32", TRAINING,
+     "GridSampler2DGrad runs as an AI CPU task on Atlas training series, whose source is not public"),
+    ("gs3-layout-on-950", "GridSampler3DGrad", GS3_IN, {}, "float32", N950,
+     "GridSampler3DGrad on Ascend 950 reads its tensors channels first (SIMT kernels) or channels last"),
+    ("gs2-double-ai-cpu", "GridSampler2DGrad", GS_IN, {}, "float64", A2,
+     "float64 runs GridSampler2DGrad as an AI CPU task (not established); --cast runs it in float32"),
     ("gs3-not-on-inference", "GridSampler3DGrad", GS3_IN, {}, "float32", "Ascend310P1",
      "GE op GridSampler3DGrad is not available on Atlas inference series (it runs on Atlas training series, Atlas A2, "
      "Atlas A3, Ascend 950)"),
@@ -725,7 +732,7 @@ def test_resize_grad_on_a_product_without_its_ge_op(tmp_path):
 def test_cast_wraps_an_unsupported_dtype(op_type, inputs, attrs, casts, tmp_path):
     outputs = OUTPUTS.get(op_type, [OPS[op_type].schema.outputs[0].name])
     model = opset.attach(one_node_model(op_type, inputs, outputs, attrs, "float64"))
-    soc = TRAINING if op_type != "UpsampleNearestExact3dGrad" else A2
+    soc = TRAINING if op_type == "UpsampleBicubic2dGrad" else A2  # GridSampler: the AI Core kernel, not AI CPU
     conversion = ascend.to_ascend(model, soc=soc, out_dir=tmp_path, cast=True)
     assert len([n for n in conversion.model.graph.node if n.op_type == "Cast"]) == casts
     assert conversion.nodes[0].action == "converted with Cast"

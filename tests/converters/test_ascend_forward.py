@@ -300,6 +300,78 @@ def test_resize_the_plugin_computes_is_left_to_it():
     assert ascend.to_ascend(model, soc=A2).nodes == []
 
 
+# --------------------------------------------------------------------------- nearest Resize (4-D): the plugin's kernel
+
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+NEAREST_COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn")
+NEAREST_SHAPES = [  # X, scales (None: sizes), Y
+    ([1, 2, 4, 5], None, [1, 2, 8, 10]), ([1, 2, 8, 10], None, [1, 2, 4, 5]),
+    ([1, 1, 5, 7], [1, 1, 2.5, 1.5], [1, 1, 12, 10]), ([1, 1, 6, 9], None, [1, 1, 7, 4]),
+    ([1, 2, 3, 4], [1, 1, 2, 2], [1, 2, 6, 8]), ([1, 1, 26, 4], None, [1, 1, 31, 4]),
+]
+
+
+def _nearest_model(coordinates, rounding, x, scales, y):
+    model = _resize_model(coordinates, x, scales, y, mode="nearest", opset_version=18)
+    model.graph.node[0].attribute.append(helper.make_attribute("nearest_mode", rounding))
+    return model
+
+
+def _kernel_variants(soc):
+    """The forward kernel's variants the source leaves open on that product: the TBE kernel's tie rule for
+    align_corners and its scale by division or by a Newton-refined reciprocal; 950's kernels have none."""
+    return [("up", False)] if soc == N950 else [(t, r) for t in ("up", "even") for r in (False, True)]
+
+
+def test_nearest_resize_is_left_to_the_plugin_only_where_its_kernel_computes_it():
+    """Every (coordinate_transformation_mode, nearest_mode, shape) on A2 and 950: left to CANN's plugin only where
+    ResizeNearestNeighborV2's kernel (emulated from its source, every open variant) equals onnxruntime's Resize bit
+    for bit; refused, naming the first differing output, only where some variant differs."""
+    outcomes = {"left": 0, "refused": 0}
+    for soc in (A2, N950):
+        for coordinates in NEAREST_COORDINATES:
+            for rounding in NEAREST_MODES:
+                for x, scales, y in NEAREST_SHAPES:
+                    model = _nearest_model(coordinates, rounding, x, scales, y)
+                    feeds = {"x": RNG.standard_normal(x).astype(np.float32)}
+                    expected = _ort(model, feeds)
+                    align, half = coordinates == "align_corners", coordinates in ("half_pixel", "pytorch_half_pixel")
+                    ours = [cann.resize_nearest_neighbor_v2(feeds["x"], y[2:], align, half, *v)
+                            for v in _kernel_variants(soc)]
+                    case = (soc, coordinates, rounding, x, scales, y)
+                    try:
+                        assert ascend.to_ascend(model, soc=soc).nodes == []
+                    except ResampleGradError as error:
+                        assert "makes it ResizeNearestNeighborV2" in str(error), case
+                        assert any(not np.array_equal(o, expected) for o in ours), case
+                        outcomes["refused"] += 1
+                        continue
+                    assert all(np.array_equal(o, expected) for o in ours), case
+                    outcomes["left"] += 1
+    assert outcomes["left"] >= 40 and outcomes["refused"] >= 100, outcomes
+
+
+def test_nearest_resize_refused_names_the_output_and_falls_back_to_matmuls(tmp_path):
+    """torch's default downscale (half_pixel, round_prefer_floor, 8 -> 4) reads input 2 o + 1 on the device, 2 o in
+    the node; --fallback node writes it as MatMuls, equal to onnxruntime."""
+    model = _nearest_model("half_pixel", "round_prefer_floor", [1, 2, 8, 10], None, [1, 2, 4, 5])
+    with pytest.raises(ResampleGradError, match=r"on Atlas A2 output 0 of axis 2 \(8 -> 4\) reads input 1 there, 0 "
+                                                r"in the node \(half_pixel, round_prefer_floor\)"):
+        ascend.to_ascend(model, soc=A2)
+    conversion = ascend.to_ascend(model, soc=A2, fallback="node", out_dir=tmp_path)
+    assert [n.op_type for n in conversion.model.graph.node] == ["MatMul", "MatMul"]
+    feeds = {"x": RNG.standard_normal((1, 2, 8, 10)).astype(np.float32)}
+    assert np.array_equal(_ort(conversion.model, feeds), _ort(model, feeds))
+
+
+def test_nearest_resize_without_static_shapes_is_refused():
+    model = _nearest_model("asymmetric", "floor", [1, 2, 4, 5], None, [1, 2, 8, 10])
+    model.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "h"
+    model.graph.output[0].type.tensor_type.shape.dim[2].dim_param = "h2"
+    with pytest.raises(ResampleGradError, match="whose index map cannot be compared with the node's: X .* need static"):
+        ascend.to_ascend(model, soc=A2)
+
+
 # --------------------------------------------------------------------------- the demo's registration step
 
 def test_registration_step_converts_and_its_plugin_reads_every_node(harness, tmp_path):  # noqa: F811
