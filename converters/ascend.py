@@ -173,6 +173,22 @@ def _identity(size_in: int, size_out: int) -> np.ndarray:
     return np.eye(size_out, size_in)
 
 
+def _corners_step(size_in: int, size_out: int) -> np.float32:
+    """The align_corners step of the ops-cv tilings, (in-1)/(out-1) in float32, 0 for one output."""
+    return np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+
+
+def _ceil_ranges(size_in: int, size_out: int, step: np.float32, offset: float) -> np.ndarray:
+    """The nearest gathers of ops-cv: input x takes the outputs [min(ceil(x * step - offset), out),
+    min(ceil((x + 1) * step - offset), out)), in float32."""
+    edges = np.arange(size_in + 1, dtype=np.float32) * step - np.float32(offset)
+    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
+    m = np.zeros((size_out, size_in))
+    for x in range(size_in):
+        m[max(edges[x], 0):max(edges[x + 1], 0), x] = 1
+    return m
+
+
 def _nearest_kernel(size_in: int, size_out: int, scale: float, exact: bool) -> np.ndarray:
     """UpsampleNearest(Exact)2dGrad / 3dGrad: the tiling resolves the forward scale out/in (the attribute when > 0,
     else float(out) / in: upsample_nearest_exact2d_grad_tiling.h:116-126, upsample_nearest3d_grad_tiling.cpp:263-270);
@@ -182,14 +198,7 @@ def _nearest_kernel(size_in: int, size_out: int, scale: float, exact: bool) -> n
     s = np.float32(scale) if scale > 0 else np.float32(size_out) / np.float32(size_in)
     if abs(float(s) - 1.0) < _SCALE_ONE:
         return _identity(size_in, size_out)
-    edges = np.arange(size_in + 1, dtype=np.float32) * s
-    if exact:
-        edges = edges - np.float32(0.5)
-    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
-    m = np.zeros((size_out, size_in))
-    for x in range(size_in):
-        m[max(edges[x], 0):max(edges[x + 1], 0), x] = 1
-    return m
+    return _ceil_ranges(size_in, size_out, s, 0.5 if exact else 0.0)
 
 
 def _linear_rows(size_in: int, source: np.ndarray) -> np.ndarray:
@@ -212,7 +221,7 @@ def _bilinear_kernel(size_in: int, size_out: int, inverse: float, corners: bool)
     (upsample_bilinear2d_grad_kernel.h:345-379), the last input taking both weights (kernel.h:447-451); a scale of 1
     copies (kernel.h:197-198)."""
     if corners:
-        s = np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+        s = _corners_step(size_in, size_out)
     else:
         s = np.float32(inverse) if inverse > 0 else np.float32(size_in) / np.float32(size_out)
     if abs(float(s) - 1.0) < _SCALE_ONE:
@@ -253,12 +262,70 @@ def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, det
     return m
 
 
+def _aa_filter(cubic: bool, distance: np.float32, a2: bool) -> np.float32:
+    """The antialias filters: triangle 1 - |x| below 1 (upsample_bilinear2d_aa_backward_kernel.h:56-65, arch35
+    _simt_base.h:46-53); Keys with a = -0.5: (1.5 x - 2.5) x^2 + 1 below 1, ((2.5 - 0.5 x) x - 4) x + 2 beyond, with
+    0 from 2 on Ascend 950 only (upsample_bicubic2d_aa_grad_kernel.h:64-73; arch35 _common.h:32-50)."""
+    x, f = abs(np.float32(distance)), np.float32
+    if not cubic:
+        return f(1) - x if x < 1 else f(0)
+    if x < 1:
+        return (f(1.5) * x - f(2.5)) * x * x + f(1)
+    return ((f(2.5) - f(0.5) * x) * x - f(4)) * x + f(2) if x < 2 or a2 else f(0)
+
+
+def _antialias_kernels(size_in: int, size_out: int, given: float, corners: bool, cubic: bool,
+                       family: str | None) -> list[np.ndarray]:
+    """UpsampleBilinear2dAABackward / UpsampleBicubic2dAAGrad. The tiling resolves the inverse scale s: (in-1)/(out-1)
+    with align_corners (0 for one output), else the attribute when > 0, else in / out
+    (upsample_bilinear2d_aa_backward_tiling.cpp:255-268, arch35 _tiling_arch35.cpp:143-166;
+    upsample_bicubic2d_aa_grad_tiling.cpp:198-214, whose attribute 1 is input_size: :70-74, 414-421; arch35
+    :158-173); support s * (1 or 2) when s >= 1, else 1 or 2, invscale 1 / s or 1 (tiling.cpp:239-252,
+    bicubic :178-194). A2 / A3 skip an axis of scale 1 (bilinear: the attribute, or equal sizes without one or with
+    align_corners, tiling.cpp:270-277; bicubic: the resolved scale, :169-174); Ascend 950 copies only when both axes
+    keep their size at scale 1 (arch35 tiling :116-141), which computing gives too. For each gradient index o:
+    centre c = (o + 0.5) * s, the inputs [max(floor(c + 0.5 - support), 0), min(floor(c + 0.5 + support), in)), at
+    most 2 ceil(support) + 1 of them on A2 / A3, each weighted filter((i - c + 0.5) * invscale) over their float32
+    sum (kernel.h:302-351, 404-439; bicubic kernel.h:375-415, 488-520; arch35 simt_base.h:87-121). Ascend 950 also
+    has a deterministic kernel (the tiling's GetDeterministic); the bicubic one centres a gradient at 0 for a scale
+    of 0 (_simt_base_deter.h:101), the other at 0.5 (_simt_base.h:37): both are returned."""
+    f = np.float32
+    s = _corners_step(size_in, size_out) if corners else f(given) if given > 0 else f(size_in) / f(size_out)
+    a2 = family != "Ascend 950"
+    skip = abs(float(s) - 1) < _SCALE_ONE if cubic else \
+        abs(given - 1) < _SCALE_ONE if given > 0 and not corners else size_in == size_out
+    if a2 and skip:
+        return [_identity(size_in, size_out) if size_in == size_out else np.full((size_out, size_in), np.nan)]
+    half = f(2) if cubic else f(1)
+    support, inv = (half * s, f(1) / s) if s >= 1 else (half, f(1))
+    centres = [(f(o) + f(0.5)) * s for o in range(size_out)]
+    variants = [centres] + ([[c if s > 0 else f(0.5) for c in centres]] if cubic and not a2 else [])
+    out = []
+    for centre_of in variants:
+        m = np.zeros((size_out, size_in))
+        for o, c in enumerate(centre_of):
+            # A2 adds 0.5 -+ support (one rounding), Ascend 950 subtracts the support, then adds 0.5
+            low = np.floor(c + (f(0.5) - support) if a2 else c - support + f(0.5))
+            high = np.floor(c + (f(0.5) + support) if a2 else c + support + f(0.5))
+            low, high = max(int(low), 0), min(int(high), size_in)
+            if a2:
+                high = min(high, low + int(np.ceil(support)) * 2 + 1)
+            taps = [_aa_filter(cubic, (f(i) - c + f(0.5)) * inv, a2) for i in range(low, high)]
+            total = f(0)
+            for w in taps:
+                total = f(total + w)
+            if total != 0:
+                m[o, low:high] = [float(f(w / total)) for w in taps]
+        out.append(m)
+    return out
+
+
 def _tbe_scale(size_in: int, size_out: int, corners: bool) -> np.float32:
     """The older ResizeBilinearV2Grad / ResizeNearestNeighborV2Grad (TBE) read no `scales`: image / grads from the
     sizes, (in-1)/(out-1) with align_corners (CANNDEV ops/built-in/tbe/impl/dynamic/resize_bilinear_v2_grad.py:
     398-419, dynamic/resize_nearest_neighbor_v2_grad.py:171-216; their signatures :1213, :930 take no scales)."""
     if corners:
-        return np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+        return _corners_step(size_in, size_out)
     return np.float32(size_in) / np.float32(size_out)
 
 
@@ -305,18 +372,13 @@ def _nearest_v2_950_kernel(size_in: int, size_out: int, forward: float, corners:
         return _identity(size_in, size_out)
     m = np.zeros((size_out, size_in))
     if corners:
-        s = np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+        s = _corners_step(size_in, size_out)
         product = np.arange(size_out, dtype=np.float32) * s
         index = np.floor(product) + (product - np.floor(product) >= np.float32(0.5))  # roundf: half away from 0
         m[np.arange(size_out), np.minimum(index.astype(np.int64), size_in - 1)] = 1
         return m
     s = np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
-    inv = np.float32(1) / s
-    edges = np.arange(size_in + 1, dtype=np.float32) * inv - np.float32(0.5 if half_pixel else 0)
-    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
-    for y in range(size_in):
-        m[max(edges[y], 0):max(edges[y + 1], 0), y] = 1
-    return m
+    return _ceil_ranges(size_in, size_out, np.float32(1) / s, 0.5 if half_pixel else 0.0)
 
 
 def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, spatial: int, size_in: int,
@@ -337,6 +399,8 @@ def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, s
         return [_trilinear_kernel(size_in, size_out, attrs[TRILINEAR_SCALES[axis]], corners)]
     if ge_type == "UpsampleBicubic2dGrad":
         return [_bicubic_kernel(size_in, size_out, attrs[two], corners, d) for d in (False, True)]
+    if ge_type in ("UpsampleBilinear2dAABackward", "UpsampleBicubic2dAAGrad"):
+        return _antialias_kernels(size_in, size_out, attrs[two], corners, "Bicubic" in ge_type, family)
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeBilinearV2Grad":
         return [_tbe_bilinear_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))]
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeNearestNeighborV2Grad":

@@ -307,6 +307,153 @@ def upsample_bicubic_2d(dy: np.ndarray, attrs: dict, x_shape, dtype, determinist
     return out
 
 
+# --------------------------------------------------------------------------- antialias (ops-cv)
+
+AA_BL = "image/upsample_bilinear2d_aa_backward"
+AA_BC = "image/upsample_bicubic2d_aa_grad"
+
+
+def _aa_filter(x: np.float32, cubic: bool, a2: bool) -> np.float32:
+    """weightCalculate (AA_BL/op_kernel/..._kernel.h:56-65; arch35 _simt_base.h:46-53) and the bicubic getWeight
+    (AA_BC/op_kernel/..._kernel.h:64-73: no test for |x| >= 2) or CubicFilterAA (arch35 _common.h:32-50: 0 from 2)."""
+    x = F32(abs(F32(x)))
+    if not cubic:
+        return F32(F32(1) - x) if x < F32(1) else F32(0)
+    if x < F32(1):
+        return F32(F32(F32(F32(F32(1.5) * x) - F32(2.5)) * x) * x + F32(1))
+    if not a2 and x >= F32(2):
+        return F32(0)
+    if a2:
+        return F32(F32(F32(F32(F32(2.5) - F32(F32(0.5) * x)) * x) - F32(4)) * x + F32(2))
+    return F32(F32(F32(F32(F32(-0.5) * x) + F32(2.5)) * x - F32(4)) * x + F32(2))
+
+
+def _aa_scale(x_len: int, dy_len: int, corners: bool, attr: float) -> np.float32:
+    """ComputeScaleValue (AA_BL/op_host/..._tiling.cpp:255-268, arch35 _tiling_arch35.cpp:143-166) and
+    compute_scale_value (AA_BC/op_host/..._tiling.cpp:198-214, its `output_size` being attribute 1, input_size:
+    :70-74, 414-421; arch35 :158-173): (x-1)/(dy-1) with align_corners (0 for dy = 1; bicubic A2: 1 for equal
+    sizes), else the attribute when > 0, else x / dy."""
+    if corners:
+        return F32(x_len - 1) / F32(dy_len - 1) if dy_len > 1 else F32(0)
+    return F32(attr) if attr > 0 else F32(x_len) / F32(dy_len)
+
+
+def _aa_window(center: np.float32, support: np.float32, x_len: int, a2: bool, cubic: bool):
+    """xMin = max(floor(center + (0.5 - support)), 0), xSize = min(floor(center + (0.5 + support)), x) - xMin, capped
+    at maxInterpSize = 2 ceil(support) + 1 (A2: kernel.h:331-349; AA_BC kernel.h:397-414; tiling.cpp:244-245, AA_BC
+    :184-185); arch35: floorf(center - support + 0.5), floorf(center + support + 0.5) (simt_base.h:88-89, AA_BC
+    _simt_base.h:39-42)."""
+    if a2:
+        low = max(F32(np.floor(F32(center + F32(F32(0.5) - support)))), F32(0))
+        size = min(F32(np.floor(F32(center + F32(F32(0.5) + support)))), F32(x_len)) - low
+        size = max(min(size, F32(int(np.ceil(support)) * 2 + 1)), F32(0))
+        return int(low), int(low) + int(size)
+    low = max(int(np.floor(F32(F32(center - support) + F32(0.5)))), 0)
+    return low, min(int(np.floor(F32(F32(center + support) + F32(0.5)))), x_len)
+
+
+def _aa_weights(x_len: int, dy_len: int, scale: np.float32, cubic: bool, a2: bool) -> np.ndarray:
+    """The scatter form (A2 / A3 radio matrices, the arch35 non-deterministic SIMT kernels): per gradient index o,
+    centre (o + 0.5) * s (A2: Adds 0.5 then Muls, kernel.h:325-327; arch35 bicubic: 0.5 for s = 0, _simt_base.h:37),
+    w = filter((i - centre + 0.5) * invscale) on the window, divided by their float32 sum when it is not 0
+    (kernel.h:420-438; AA_BC kernel.h:503-520; arch35 simt_base.h:90-121, AA_BC _simt_base.h:44-98). support and
+    invscale from the tiling (tiling.cpp:239-252; AA_BC tiling.cpp:178-194)."""
+    half = F32(2) if cubic else F32(1)
+    support = F32(half * scale) if scale >= F32(1) else half
+    inv = F32(F32(1) / scale) if scale >= F32(1) else F32(1)
+    w = np.zeros((x_len, dy_len))
+    for o in range(dy_len):
+        center = F32(F32(F32(o) + F32(0.5)) * scale)
+        if cubic and not a2 and scale <= 0:
+            center = F32(0.5)
+        low, high = _aa_window(center, support, x_len, a2, cubic)
+        taps = [_aa_filter(F32(F32(F32(F32(i) - center) + F32(0.5)) * inv), cubic, a2) for i in range(low, high)]
+        total = F32(0)
+        for t in taps:
+            total = F32(total + t)
+        # A2 bilinear: totalW > 0 (kernel.h:428); A2 bicubic: !FloatEqual(total_w, 0) (AA_BC kernel.h:516); arch35:
+        # != 0 (simt_base.h:110-117; AA_BC _simt_base.h:75-77)
+        keep = (total > 0 if not cubic else not _float_equal(total, 0.0)) if a2 else total != 0
+        if keep:
+            for i, t in zip(range(low, high), taps, strict=True):
+                w[i, o] = F32(t / total)
+    return w
+
+
+def _aa_gather_bicubic(x_len: int, dy_len: int, scale: np.float32) -> np.ndarray:
+    """The arch35 deterministic UpsampleBicubic2dAAGrad: for each input index x, centre x + 0.5, gradients h in
+    [floor((c - support) / s + 0.5), floor((c + support) / s - 0.5) + 1) (all for s = 0), each at (h + 0.5) * s
+    weighted CubicFilterAA((c - oc) * invscale) over the sum of the filter at the k + 0.5 within support of oc,
+    k in [floor(oc - support - 0.5), floor(oc + support + 0.5) + 1) clamped to the image
+    (AA_BC/op_kernel/arch35/upsample_bicubic2d_aa_grad_simt_base_deter.h:30-71, 89-118)."""
+    support = F32(F32(2) * scale) if scale >= F32(1) else F32(2)
+    inv = F32(F32(1) / scale) if scale >= F32(1) else F32(1)
+    w = np.zeros((x_len, dy_len))
+    for x in range(x_len):
+        c = F32(F32(x) + F32(0.5))
+        if scale > 0:
+            lo = max(int(np.floor(F32(F32(F32(c - support) / scale) + F32(0.5)))), 0)
+            hi = min(int(np.floor(F32(F32(F32(c + support) / scale) - F32(0.5)))) + 1, dy_len)
+        else:
+            lo, hi = 0, dy_len
+        for h in range(lo, hi):
+            oc = F32(F32(F32(h) + F32(0.5)) * scale)
+            weight = _aa_filter(F32(F32(c - oc) * inv), True, False)
+            if weight == 0:
+                continue
+            total = F32(0)
+            for k in range(max(int(np.floor(F32(F32(oc - support) - F32(0.5)))), 0),
+                           min(int(np.floor(F32(F32(oc + support) + F32(0.5)))) + 1, x_len)):
+                kc = F32(F32(k) + F32(0.5))
+                if abs(F32(kc - oc)) <= support:
+                    total = F32(total + _aa_filter(F32(F32(kc - oc) * inv), True, False))
+            w[x, h] = F32(weight / total) if total != 0 else weight
+    return w
+
+
+def upsample_antialias(dy: np.ndarray, attrs: dict, cubic: bool, family: str, dtype, deterministic: bool):
+    """UpsampleBilinear2dAABackward / UpsampleBicubic2dAAGrad (A2 / A3 and Ascend 950: AA_BL/op_host/
+    upsample_bilinear2d_aa_backward_def.cpp:39-57, AA_BC/op_host/upsample_bicubic2d_aa_grad_def.cpp:34-51).
+    A2 / A3: the W pass, then the H pass, each skipped where the tiling says no resize (bilinear: the attribute 1,
+    or equal sizes without one or with align_corners, tiling.cpp:223-232, 270-277, both skipped means H runs;
+    bicubic: the resolved scale 1, tiling.cpp:169-174, kernel.h:354-372). The tilings refuse a resolved scale
+    below 0.02 (bilinear CheckScales tiling.cpp:199-209 from the attribute or x/dy). Ascend 950: copy when both
+    axes keep their size at scale 1 (arch35 tilings :116-141), else one SIMT kernel over both axes (the product of
+    the two axes' weights: emulated as two passes in float32)."""
+    x_shape, corners = list(attrs["input_size"]), bool(attrs.get("align_corners", 0))
+    given = [float(attrs.get(n, 0.0)) for n in ("scales_h", "scales_w")]
+    scales = [_aa_scale(x_shape[k], dy.shape[k], corners, given[k - 2]) for k in (2, 3)]
+    a2 = family in ("Atlas A2", "Atlas A3")
+    if not a2 and family != "Ascend 950":
+        raise NotEmulated(f"{'UpsampleBicubic2dAAGrad' if cubic else 'UpsampleBilinear2dAABackward'} on {family}")
+    if not cubic and a2:
+        floor_check = [F32(g) if g > 0 else F32(x_shape[k + 2]) / F32(dy.shape[k + 2]) for k, g in enumerate(given)]
+        if min(floor_check) < F32(0.02):
+            raise Undefined("the tiling refuses a scale below 0.02 (tiling.cpp:199-209)")
+
+    def weights(axis, s):
+        if not a2 and cubic and deterministic:
+            return _aa_gather_bicubic(x_shape[axis], dy.shape[axis], s)
+        return _aa_weights(x_shape[axis], dy.shape[axis], s, cubic, a2)
+    if not a2:
+        if list(dy.shape[2:]) == x_shape[2:] and all(_float_equal(s, 1.0) for s in scales):
+            return rounded(dy, dtype)
+        return _contract(_contract(dy, 3, weights(3, scales[1]), np.float32), 2, weights(2, scales[0]), dtype)
+    if cubic:
+        need = [not _float_equal(s, 1.0) for s in scales]
+    else:
+        need = [not _float_equal(g, 1.0) if g > 0 and not corners else x_shape[k + 2] != dy.shape[k + 2]
+                for k, g in enumerate(given)]
+    out = dy
+    if need[1]:
+        out = _contract(out, 3, weights(3, scales[1]), dtype)
+    if need[0] or not need[1]:
+        out = _contract(out, 2, weights(2, scales[0]), dtype)
+    if list(out.shape) != x_shape:
+        raise Undefined(f"the kernel leaves shape {list(out.shape)}, input_size is {x_shape}")
+    return out
+
+
 # --------------------------------------------------------------------------- the TBE kernels (canndev)
 
 def _tbe_scale(image: int, grads: int, corners: bool) -> np.float32:
@@ -533,6 +680,8 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
         out = upsample_trilinear_3d(grad, attrs, dtype)
     elif op == "UpsampleBicubic2dGrad":
         out = upsample_bicubic_2d(grad, attrs, list(out_shape), dtype, deterministic)
+    elif op in ("UpsampleBilinear2dAABackward", "UpsampleBicubic2dAAGrad"):
+        out = upsample_antialias(grad, attrs, op == "UpsampleBicubic2dAAGrad", family, dtype, deterministic)
     elif op == "ResizeBilinearV2Grad" and family in TBE_FAMILIES:
         out = tbe_resize_bilinear_v2(dy, inputs[1].shape, attrs)
     elif op == "ResizeNearestNeighborV2Grad" and family in TBE_FAMILIES:

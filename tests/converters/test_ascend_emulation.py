@@ -92,14 +92,17 @@ def _torch_backward(mode, dy, x_shape, scales, corners):
         return aten._upsample_nearest_exact3d_backward(dy, out, x_shape, *scales)
     if mode == "trilinear3d":
         return aten.upsample_trilinear3d_backward(dy, out, x_shape, bool(corners), *scales)
+    if mode.endswith("-aa"):
+        return getattr(aten, f"_upsample_{mode[:-3]}2d_aa_backward")(dy, out, x_shape, bool(corners), *scales)
     return getattr(aten, f"upsample_{mode}2d_backward")(dy, out, x_shape, bool(corners), *scales)
 
 
 OP_OF = {"nearest": "UpsampleNearest2dGrad", "nearest-exact": "UpsampleNearestExact2dGrad",
          "bilinear": "UpsampleBilinear2dGrad", "bicubic": "UpsampleBicubic2dGrad",
          "nearest3d": "UpsampleNearest3dGrad", "nearest-exact3d": "UpsampleNearestExact3dGrad",
-         "trilinear3d": "UpsampleTrilinear3dBackward"}
-INTERPOLATING = ("bilinear", "bicubic", "trilinear3d")  # the modes with align_corners
+         "trilinear3d": "UpsampleTrilinear3dBackward", "bilinear-aa": "UpsampleBilinear2dAABackward",
+         "bicubic-aa": "UpsampleBicubic2dAAGrad"}
+INTERPOLATING = ("bilinear", "bicubic", "trilinear3d", "bilinear-aa", "bicubic-aa")  # the modes with align_corners
 
 
 def _node_attrs(mode, x_shape, out, scales, corners):
@@ -115,7 +118,7 @@ def _node_attrs(mode, x_shape, out, scales, corners):
         return attrs
     attrs["output_size"] = list(out)
     attrs.update({n: float(s) for n, s in zip(("scales_h", "scales_w"), scales, strict=True) if s is not None})
-    if mode in ("bilinear", "bicubic"):
+    if mode in INTERPOLATING:
         attrs["align_corners"] = corners
     return attrs
 
@@ -181,6 +184,58 @@ def test_sweep_half_types_run_in_float32_between_casts(dtype):
     cases = [c for c in SWEEP if c[1] in ((16, 37), (26, 7)) and c[2] in (None, 2.5, 0.75)]
     outcomes = [_check_sweep(case, dtype) for case in cases]
     assert outcomes.count("converted") > 0.8 * len(outcomes)
+
+
+SWEEP_AA = [(mode, size, scale, corners) for mode in ("bilinear-aa", "bicubic-aa") for corners in (0, 1)
+            for size in [(2, 6), (5, 5), (26, 7), (16, 37), (40, 13), (7, 3)]
+            for scale in [None, 0.3, 0.5, 0.75, 1.4, 2.5, (1.0, 0.5), (0.2, 3.0)]
+            if scale is None or (np.floor(np.array(size) * np.array(scale)) >= 1).all()]
+
+
+@pytest.mark.parametrize("soc", [A2, "Ascend910_9391", N950])
+def test_sweep_antialias_equals_torch(soc):
+    """UpsampleBilinear2dAABackward / UpsampleBicubic2dAAGrad on every family they run on, both of Ascend 950's
+    kernels: every converted node equals aten's _upsample_*2d_aa_backward; the rest fall back with the reason."""
+    outcomes = [_check_sweep(case, "float32", soc=soc) for case in SWEEP_AA]
+    assert outcomes.count("converted") > 0.9 * len(outcomes), outcomes
+    assert "not emulated" not in outcomes
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sweep_antialias_half_types(dtype):
+    """Between its Casts the node computes in float32: aten's float32 backward of the same gradient, rounded to
+    the dtype (aten's CPU antialias backward has no float16 kernel)."""
+    for case in [c for c in SWEEP_AA if c[1] == (16, 37) and c[2] in (None, 0.5, 2.5)]:
+        model, feeds, _ = _sweep_case(*case, "float32")
+        node = model.graph.node[0]
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        dy = feeds["grad_output"].astype(NUMPY_DTYPE[dtype])
+        half = opset.attach(one_node_model(node.op_type, {"grad_output": dy.shape}, ["dx"], attrs, dtype))
+        reference = _torch_backward(case[0], torch.from_numpy(dy.astype(np.float32)), attrs["input_size"],
+                                    [attrs.get("scales_h"), attrs.get("scales_w")], case[3])
+        expected = reference.to(TORCH_DTYPE[dtype]).to(torch.float64).numpy()
+        for soc in (A2, N950):
+            conversion = ascend.to_ascend(half, soc=soc)
+            assert [n.op_type for n in conversion.model.graph.node][0] == "Cast", conversion.summary()
+            for result in _emulations(conversion, {"grad_output": dy}):
+                assert _error(result["dx"], expected) < TOLERANCE[dtype], (case, soc)
+
+
+def test_bicubic_antialias_align_corners_one_output_falls_back_on_950():
+    """Ascend 950's two UpsampleBicubic2dAAGrad kernels disagree where align_corners leaves one output row (scale
+    0): the scatter kernel centres it at 0.5 (arch35 _simt_base.h:37), the gather kernel and aten at 0. A2 / A3
+    centre it at 0 and convert."""
+    case = ("bicubic-aa", (5, 7), (0.3, 2.0), 1)
+    assert _check_sweep(case, "float32", soc=N950) == "fallback"
+    model, _, _ = _sweep_case(*case, "float32", soc=N950)
+    report = ascend.to_ascend(model, soc=N950, fallback="node").nodes[0]
+    assert "computes another gradient on H (5 -> 1)" in report.action, report.action
+    assert _check_sweep(case, "float32", soc=A2) == "converted"
+    model, feeds, reference = _sweep_case(*case, "float32")
+    converted = ascend.to_ascend(model, soc=A2).model  # the same GE node, run by Ascend 950's kernels
+    scatter = cann.run_converted(converted, feeds, "Ascend 950", deterministic=False)["dx"]
+    gather = cann.run_converted(converted, feeds, "Ascend 950", deterministic=True)["dx"]
+    assert _error(scatter, reference) > 0.05 and _error(gather, reference) < TOLERANCE["float32"]
 
 
 # the issue's examples: each converts, with the attribute value that makes the kernel compute the op
@@ -257,6 +312,9 @@ def _wrong_error(sweep, mutate, dtype="float32"):
     (("bilinear", (16, 37), 2.5, 0), "scales_w", 2.5),  # an inverse scale given forward
     (("trilinear3d", (26, 3, 7), 1.2, 0), "scale_w", 1.2),  # trilinear: an inverse scale given forward
     (("trilinear3d", (5, 5, 2), (1.4, 2.0, 2.1), 0), "scale_d", 0.5),  # the inverse of 2, not of 1.4 (7 / 5)
+    (("bilinear-aa", (16, 37), 0.5, 0), "scales_w", 0.5),  # antialias: a forward scale where the op takes 1/scale
+    (("bicubic-aa", (26, 7), 2.5, 0), "scales_h", 2.5),  # the same, upscaling
+    (("bicubic-aa", (16, 37), 0.5, 1), "align_corners", 0),  # the other align_corners
 ])
 def test_a_wrong_scale_fails_the_comparison(sweep, name, value):
     def mutate(model):
