@@ -320,6 +320,26 @@ def _antialias_kernels(size_in: int, size_out: int, given: float, corners: bool,
     return out
 
 
+def _bilinear_v2_950_kernel(size_in: int, size_out: int, forward: float, corners: bool, half_pixel: bool,
+                            all_equal: bool) -> np.ndarray:
+    """ResizeBilinearV2Grad on Ascend 950 (ops-cv arch35): equal sizes on both axes copy whatever the scales
+    (all-copy, resize_bilinear_v2_grad_tiling_arch35.cpp:310-313, 446-451); else s = (in-1)/(out-1) with
+    align_corners, 1 / scale, or in/out (SetScales :352-394), and each gradient o lands on the tent around its source
+    (o + off) * s - off clamped to [0, in - 1]: the scatter kernel's floor / delta pair (simt.h:121-150) and the
+    deterministic gathers' 1 - |clamp(out) - h| (simt_determine.h:85-119, simt_determine_scales.h:78-229) are that
+    one matrix."""
+    if all_equal:
+        return _identity(size_in, size_out)
+    f = np.float32
+    if corners:
+        s = _corners_step(size_in, size_out)
+    else:
+        s = f(1) / f(forward) if forward > 0 else f(size_in) / f(size_out)
+    off = f(0.5) if half_pixel else f(0)
+    source = np.clip((np.arange(size_out, dtype=f) + off) * s - off, f(0), f(size_in - 1))
+    return _linear_rows(size_in, source)
+
+
 def _tbe_scale(size_in: int, size_out: int, corners: bool) -> np.float32:
     """The older ResizeBilinearV2Grad / ResizeNearestNeighborV2Grad (TBE) read no `scales`: image / grads from the
     sizes, (in-1)/(out-1) with align_corners (CANNDEV ops/built-in/tbe/impl/dynamic/resize_bilinear_v2_grad.py:
@@ -405,6 +425,9 @@ def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, s
         return [_tbe_bilinear_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))]
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeNearestNeighborV2Grad":
         return _tbe_nearest_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))
+    if family == "Ascend 950" and ge_type == "ResizeBilinearV2Grad":
+        return [_bilinear_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
+                                        bool(attrs.get("half_pixel_centers", 0)), all_equal)]
     if family == "Ascend 950" and ge_type == "ResizeNearestNeighborV2Grad":
         return [_nearest_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
                                        bool(attrs.get("half_pixel_centers", 0)), all_equal)]

@@ -555,6 +555,84 @@ def ascend950_resize_nearest_neighbor_v2(dy: np.ndarray, attrs: dict, dtype) -> 
     return out
 
 
+RB = "image/resize_bilinear_v2_grad"
+
+
+def _rb950_scale(image: int, grads: int, corners: bool, given: float, deterministic: bool) -> np.float32:
+    """SetScales (RB/op_host/arch35/resize_bilinear_v2_grad_tiling_arch35.cpp:352-394): align_corners: (image-1) /
+    (grads-1) when grads > 1 (the deterministic kernels: and image > 1), else 0 (deterministic: image / grads);
+    otherwise 1 / scales[k] when > 0, else image / grads."""
+    if corners:
+        if grads > 1 and (image > 1 or not deterministic):
+            return F32(F32(image - 1) / F32(grads - 1))
+        return F32(F32(image) / F32(grads)) if deterministic else F32(0)
+    return F32(F32(1) / F32(given)) if given > 0 else F32(F32(image) / F32(grads))
+
+
+def _rb950_scatter(image: int, grads: int, s: np.float32, half: bool) -> np.ndarray:
+    """The non-deterministic SIMT kernel (RB/op_kernel/arch35/resize_bilinear_v2_grad_simt.h:121-150): source
+    (o + off) * s - off, clamped at 0, left = min(floor, image - 1), delta clamped to [0, 1], right = left + 1 below
+    the last index; atomic adds of (1 - delta) and delta."""
+    off, w = F32(0.5 if half else 0), np.zeros((image, grads))
+    for o in range(grads):
+        src = max(F32(F32(F32(o) + off) * s) - off, F32(0))
+        left = min(int(np.floor(src)), image - 1)
+        delta = min(max(F32(src - F32(left)), F32(0)), F32(1))
+        w[left, o] += F32(F32(1) - delta)
+        w[left + 1 if left < image - 1 else left, o] += delta
+    return w
+
+
+def _rb950_gather(image: int, grads: int, s: np.float32, half: bool, scales: bool) -> np.ndarray:
+    """The deterministic SIMT kernels, per image index h: grads from max(0, ceil((h - 1 + off) / s - off)) on
+    (inverseScale = 1 / s, tiling :390-393), each at out = (i + off) * s - off, weight 1 - |clamp(out, 0, image - 1)
+    - h|, while out < h + 1 (simt_determine.h:85-119: out advanced by += s). The `scales` variant (a given scale other
+    than the size ratio, tiling :422-436) recomputes out per index, and on the first and last image index reads
+    every later gradient, weighting 1 - |c - h| where floor(c) (at most image - 1) is h, c - floor(c) where it is
+    h - 1 (simt_determine_scales.h:56-62, 78-144, 262-288)."""
+    off, w = F32(0.5 if half else 0), np.zeros((image, grads))
+    inv = F32(F32(1) / s)
+    for h in range(image):
+        i = max(0, int(np.ceil(F32(F32(F32(F32(h) - F32(1)) + off) * inv) - off)))
+        out = F32(F32(F32(i) + off) * s) - off
+        boundary = scales and h in (0, image - 1)
+        while (boundary or out < F32(h + 1)) and i < grads:
+            c = max(F32(0), min(out, F32(image - 1)))
+            if boundary:
+                low = min(F32(np.floor(c)), F32(image - 1))
+                w[h, i] += F32(F32(1) - abs(F32(c - F32(h)))) if low == h else F32(c - low) if low + 1 == h else 0
+            else:
+                w[h, i] += F32(F32(1) - abs(F32(c - F32(h))))
+            i += 1
+            out = F32(F32(s * F32(F32(i) + off)) - off) if scales else F32(out + s)
+    return w
+
+
+def ascend950_resize_bilinear_v2(dy: np.ndarray, image_shape, attrs: dict, dtype, deterministic: bool) -> np.ndarray:
+    """ResizeBilinearV2Grad on Ascend 950 (RB/op_host/resize_bilinear_v2_grad_def.cpp:47), NCHW. The tiling
+    (tiling_arch35.cpp:446-470): equal spatial sizes copy (all-copy, :310-313); point-copy and c-parallel need NHWC
+    (:301-308, 315-323); a deterministic context, neither align_corners nor half_pixel_centers (:296-299), or a scale
+    below 1 (image smaller than grads) run a deterministic gather, else the scatter kernel."""
+    corners, half = bool(attrs.get("align_corners", 0)), bool(attrs.get("half_pixel_centers", 0))
+    given = list(attrs.get("scales") or [0.0, 0.0])
+    images, grads = [int(d) for d in image_shape[2:]], list(dy.shape[2:])
+    if images == grads:
+        return rounded(dy, dtype)
+    gather = deterministic or not (corners or half)
+    ratio = [_rb950_scale(i, g, corners, f, False) for i, g, f in zip(images, grads, given, strict=True)]
+    gather = gather or any(F32(0) < r < F32(1) for r in ratio)
+    scales = [_rb950_scale(i, g, corners, f, gather) for i, g, f in zip(images, grads, given, strict=True)]
+    # the scales variant where a resolved scale is not the size ratio (tiling :422-436, FLT_EPSILON)
+    variant = gather and not corners and any(abs(F32(i) / F32(g) - r) >= np.finfo(np.float32).eps
+                                              for i, g, r in zip(images, grads, ratio, strict=True))
+    out = dy
+    for k, axis in ((1, 3), (0, 2)):
+        w = _rb950_gather(images[k], grads[k], scales[k], half, variant) if gather else \
+            _rb950_scatter(images[k], grads[k], scales[k], half)
+        out = _contract(out, axis, w, np.float32 if axis == 3 else dtype)
+    return out
+
+
 # --------------------------------------------------------------------------- GridSampler2DGrad (ops-cv, A2 / A3)
 
 GS = "image/grid_sampler2_d_grad/op_kernel/grid_sampler2_d_grad.h"
@@ -686,6 +764,8 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
         out = tbe_resize_bilinear_v2(dy, inputs[1].shape, attrs)
     elif op == "ResizeNearestNeighborV2Grad" and family in TBE_FAMILIES:
         out = tbe_resize_nearest_neighbor_v2(dy, inputs[1], attrs, ties_even)
+    elif op == "ResizeBilinearV2Grad" and family == "Ascend 950":
+        out = ascend950_resize_bilinear_v2(grad, inputs[1].shape, attrs, dtype, deterministic)
     elif op == "ResizeNearestNeighborV2Grad" and family == "Ascend 950":
         out = ascend950_resize_nearest_neighbor_v2(grad, dict(attrs, size=list(inputs[1])), dtype)
     else:

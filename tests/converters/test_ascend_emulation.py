@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from conftest import one_node_model
 from resample_grad import opset
@@ -427,6 +427,97 @@ def test_resize_grad_sweep_equals_onnxruntime(soc):
                     assert _error(result["dX"], expected) < TOLERANCE["float32"], conversion.summary()
                 outcomes.append("converted")
     assert outcomes.count("converted") >= 10, outcomes
+
+
+# --------------------------------------------------------------------------- the Resize*V2 grads on Ascend 950
+
+def _ort_adjoint(dy: np.ndarray, x_shape, scales, **resize_attrs) -> np.ndarray:
+    """The gradient of onnxruntime's own Resize (ai.onnx, opset 18) of X into dy's shape: its matrix from the Resize
+    of every one-hot X (H and W together: onnxruntime copies a tensor whose axes all keep their size, whatever the
+    scales), then dx = dy A (the adjoint identity). scales: per spatial axis, or None for sizes."""
+    import onnxruntime as ort
+    height, width = x_shape[2:]
+    x = np.eye(height * width, dtype=np.float32).reshape(height * width, 1, height, width)
+    inputs = ["x", "", "scales"] if scales[0] is not None else ["x", "", "", "sizes"]
+    init = (numpy_helper.from_array(np.array([1, 1, *scales], np.float32), "scales") if scales[0] is not None
+            else numpy_helper.from_array(np.array([height * width, 1, *dy.shape[2:]], np.int64), "sizes"))
+    graph = helper.make_graph([helper.make_node("Resize", inputs, ["y"], **resize_attrs)], "r",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], [init])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    y = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert list(y.shape[2:]) == list(dy.shape[2:]), (y.shape, dy.shape)
+    matrix = y.reshape(height * width, -1).astype(np.float64)  # [x pixel, dy pixel]
+    flat = dy.astype(np.float64).reshape(*dy.shape[:2], -1)
+    return (flat @ matrix.T).reshape(*dy.shape[:2], height, width)
+
+
+V2_MODES = [(dict(align_corners=1, half_pixel_centers=0), "align_corners"),
+            (dict(align_corners=0, half_pixel_centers=1), "half_pixel"),
+            (dict(align_corners=0, half_pixel_centers=0), "asymmetric")]
+
+
+def _v2_cases():
+    for attrs, ctm in V2_MODES:
+        for size in [(4, 5), (7, 3), (26, 7), (16, 37)]:
+            for scale in [None, 2.0, 2.5, 1.2, 0.5, 0.75, 3.0, (1.0, 2.5)]:
+                scales = [None] * 2 if scale is None else list(scale) if isinstance(scale, tuple) else [scale] * 2
+                out = [int(np.floor(i * f)) if f else 2 * i + 1 for i, f in zip(size, scales, strict=True)]
+                if min(out) >= 1 and not (ctm == "align_corners" and scale is not None):
+                    yield attrs, ctm, size, scales, out
+
+
+def _check_v2(op_type, attrs, ctm, size, scales, out, resize_attrs, soc=N950):
+    """One node of op_type on soc through to_ascend and the emulation, against onnxruntime's Resize adjoint."""
+    rng = np.random.default_rng(len(out) + sum(out))
+    dy = rng.standard_normal([1, 2, *out]).astype(np.float32)
+    node_attrs = dict(attrs, scales=[float(f or 0.0) for f in scales])
+    inputs = {"grads": dy.shape, "original_image": (1, 2, *size)}
+    model = opset.attach(one_node_model(op_type, inputs, ["y"], node_attrs))
+    feeds = {"grads": dy, "original_image": np.zeros((1, 2, *size), np.float32)}
+    given = [f if f else None for f in scales]
+    expected = _ort_adjoint(dy, [1, 2, *size], given if all(given) else [None, None],
+                            coordinate_transformation_mode=ctm, **resize_attrs)
+    if not all(given) and any(given):
+        return "skipped"  # onnxruntime's Resize takes scales for every axis or sizes for every axis
+    conversion = ascend.to_ascend(model, soc=soc, fallback="node")
+    if not _ge_nodes(conversion.model):
+        assert conversion.nodes[0].action.startswith("fallback: "), conversion.nodes[0].action
+        return "fallback"
+    for result in _emulations(conversion, feeds):
+        assert _error(result["y"], expected) < TOLERANCE["float32"], (size, scales, ctm, conversion.summary())
+    return "converted"
+
+
+def test_resize_bilinear_v2_grad_on_950_equals_onnxruntime():
+    """Ascend 950's ResizeBilinearV2Grad kernels (scatter, deterministic gather, gather with scales) against the
+    adjoint of onnxruntime's standard linear Resize, every mode and scale. Half-pixel with an axis that keeps its size
+    under a given scale: the op copies that axis (aten's linear taps), the kernel resamples it: the node falls back."""
+    outcomes = [_check_v2("ResizeBilinearV2Grad", *case, dict(mode="linear")) for case in _v2_cases()]
+    assert outcomes.count("converted") > 0.9 * len(outcomes), outcomes
+    half_pixel = dict(align_corners=0, half_pixel_centers=1)
+    assert _check_v2("ResizeBilinearV2Grad", half_pixel, "half_pixel", (4, 5), [1.2, 1.2], [4, 6],
+                     dict(mode="linear")) == "fallback"
+    model = opset.attach(one_node_model("ResizeBilinearV2Grad", {"grads": (1, 2, 4, 6), "original_image": (1, 2, 4, 5)},
+                                        ["y"], dict(half_pixel, scales=[1.2, 1.2])))
+    action = ascend.to_ascend(model, soc=N950, fallback="node").nodes[0].action
+    assert "computes another gradient on H (4 -> 4): output 1 reads input 0:0.25, 1:0.75 on the device" in action
+
+
+@pytest.mark.parametrize("op_type,attrs,name,value", [
+    ("ResizeBilinearV2Grad", dict(align_corners=0, half_pixel_centers=1), "scales", [0.5, 0.4]),  # inverted
+    ("ResizeBilinearV2Grad", dict(align_corners=0, half_pixel_centers=1), "half_pixel_centers", 0),
+])
+def test_v2_grad_on_950_with_a_wrong_attribute_fails(op_type, attrs, name, value):
+    dy = np.random.default_rng(7).standard_normal((1, 2, 8, 12)).astype(np.float32)
+    inputs = {"grads": dy.shape, "original_image": (1, 2, 4, 5)}
+    model = opset.attach(one_node_model(op_type, inputs, ["y"], dict(attrs, scales=[2.0, 2.5])))
+    feeds = {"grads": dy, "original_image": np.zeros((1, 2, 4, 5), np.float32)}
+    expected = _ort_adjoint(dy, [1, 2, 4, 5], [2.0, 2.5], mode="linear", coordinate_transformation_mode="half_pixel")
+    conversion = ascend.to_ascend(model, soc=N950)
+    assert _error(cann.run_converted(conversion.model, feeds, conversion.family)["y"], expected) < 2e-5
+    _set(_ge_nodes(conversion.model)[0], name, value)
+    assert _error(cann.run_converted(conversion.model, feeds, conversion.family)["y"], expected) > 0.05
 
 
 # --------------------------------------------------------------------------- GridSampler2DGrad against aten
