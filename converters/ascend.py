@@ -320,14 +320,16 @@ def _antialias_kernels(size_in: int, size_out: int, given: float, corners: bool,
     return out
 
 
-def _bilinear_v2_950_kernel(size_in: int, size_out: int, forward: float, corners: bool, half_pixel: bool,
-                            all_equal: bool) -> np.ndarray:
-    """ResizeBilinearV2Grad on Ascend 950 (ops-cv arch35): equal sizes on both axes copy whatever the scales
-    (all-copy, resize_bilinear_v2_grad_tiling_arch35.cpp:310-313, 446-451); else s = (in-1)/(out-1) with
-    align_corners, 1 / scale, or in/out (SetScales :352-394), and each gradient o lands on the tent around its source
-    (o + off) * s - off clamped to [0, in - 1]: the scatter kernel's floor / delta pair (simt.h:121-150) and the
-    deterministic gathers' 1 - |clamp(out) - h| (simt_determine.h:85-119, simt_determine_scales.h:78-229) are that
-    one matrix."""
+def _clamped_tent_kernel(size_in: int, size_out: int, forward: float, corners: bool, half_pixel: bool,
+                         all_equal: bool) -> np.ndarray:
+    """ResizeBilinearV2Grad and ResizeLinearGrad on Ascend 950 (ops-cv arch35): equal sizes on every axis copy whatever
+    the scales (all-copy: resize_bilinear_v2_grad_tiling_arch35.cpp:310-313, 446-451; resize_linear_grad_tiling_arch35
+    .cpp:193-196); else s = (in-1)/(out-1) with align_corners, 1 / scale, or in/out (SetScales :352-394;
+    LinearComputeGrad :352-368), and each gradient o lands on the tent around its source (o + off) * s - off clamped
+    to [0, in - 1]: the scatter kernels' floor / delta pair (simt.h:121-150; resize_linear_grad_simt_no_determine.h:
+    52-78), their point copies at integer steps (which land on integer sources) and the deterministic gathers'
+    1 - |clamp(out) - h| (simt_determine.h:85-119, simt_determine_scales.h:78-229; resize_linear_grad_simt_determine
+    .h:40-104) are that one matrix."""
     if all_equal:
         return _identity(size_in, size_out)
     f = np.float32
@@ -426,8 +428,10 @@ def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, s
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeNearestNeighborV2Grad":
         return _tbe_nearest_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))
     if family == "Ascend 950" and ge_type == "ResizeBilinearV2Grad":
-        return [_bilinear_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
-                                        bool(attrs.get("half_pixel_centers", 0)), all_equal)]
+        return [_clamped_tent_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
+                                     bool(attrs.get("half_pixel_centers", 0)), all_equal)]
+    if family == "Ascend 950" and ge_type == "ResizeLinearGrad":  # no half_pixel_centers: half-pixel unless corners
+        return [_clamped_tent_kernel(size_in, size_out, attrs.get("scale", 0.0), corners, not corners, all_equal)]
     if family == "Ascend 950" and ge_type == "ResizeNearestNeighborV2Grad":
         return [_nearest_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
                                        bool(attrs.get("half_pixel_centers", 0)), all_equal)]

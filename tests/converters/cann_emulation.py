@@ -633,6 +633,84 @@ def ascend950_resize_bilinear_v2(dy: np.ndarray, image_shape, attrs: dict, dtype
     return out
 
 
+RL = "image/resize_linear_grad"
+
+
+def _rl_scale(image: int, grads: int, corners: bool, given: float) -> np.float32:
+    """LinearComputeGrad (RL/op_host/arch35/resize_linear_grad_tiling_arch35.cpp:352-368): 1 / scale when > 0,
+    else image / grads; align_corners: (image-1)/(grads-1) when grads > 1, else image / grads."""
+    if corners:
+        return F32(F32(image - 1) / F32(grads - 1)) if grads > 1 else F32(F32(image) / F32(grads))
+    return F32(F32(1) / F32(given)) if given > 0 else F32(F32(image) / F32(grads))
+
+
+def _rl_source(o: int, s: np.float32, corners: bool, fused: bool) -> np.float32:
+    """ComputeOriL: fmaf(o + 0.5, s, -0.5) clamped at 0, or fmaf(o, s, 0) with align_corners (the scatter kernels,
+    RL/op_kernel/arch35/resize_linear_grad_simt_base.h:26-37); ComputeOutL: (o + 0.5) * s - 0.5 unclamped, or
+    o * s (the gather, :40-50)."""
+    if corners:
+        return F32(F32(o) * s)
+    if fused:
+        return max(F32(np.float64(F32(o) + F32(0.5)) * np.float64(s) - 0.5), F32(0))
+    return F32(F32(F32(F32(o) + F32(0.5)) * s) - F32(0.5))
+
+
+def ascend950_resize_linear(dy: np.ndarray, image: int, attrs: dict, dtype, deterministic: bool) -> np.ndarray:
+    """ResizeLinearGrad (Ascend 950 only: RL/op_host/resize_linear_grad_def.cpp:50), [N, C, L]. ComputeKey
+    (tiling_arch35.cpp:191-228): equal lengths copy whatever the scale (:96-116); one gradient with align_corners
+    goes to index 0 (out1.h:50-53); one gradient at an odd integer step s to floor(s * 0.5 - 0.5) (out1_half.h:53-56);
+    an image of length 1 sums (simt_determine.h:112-117); otherwise a deterministic context, s < 0.8 or
+    int(grads * s) - image >= 100 run the gather (:150-175), else the scatter (simt_no_determine.h:52-78), both
+    point-copying (floor of the source) at an odd integer step, or an integer one with align_corners."""
+    corners, grads = bool(attrs.get("align_corners", 0)), dy.shape[2]
+    w = np.zeros((image, grads))
+    s = _rl_scale(image, grads, corners, float(attrs.get("scale", 0.0)))
+    integer = abs(float(s) - int(s)) < 1e-6
+    odd = not corners and integer and int(s) % 2 == 1
+    last = image - 1
+    if image == grads:
+        return rounded(dy, dtype)
+    if grads == 1 and corners:
+        w[0, 0] = 1
+    elif grads == 1 and integer and odd:
+        w[min(int(np.floor(F32(F32(s * F32(0.5)) - F32(0.5)))), last), 0] = 1
+    elif image == 1:
+        w[0, :] = 1
+    else:
+        repeat = 0 if corners else int(F32(F32(grads) * s)) - image
+        gather = deterministic or s < F32(0.8) or repeat >= 100
+        point = odd or (corners and integer)
+        if point or not gather:
+            for o in range(grads):
+                src = _rl_source(o, s, corners, True)
+                left = min(int(np.floor(src)), last)
+                if point:
+                    w[left, o] += 1
+                    continue
+                delta = F32(src - F32(left))
+                w[left, o] += F32(F32(1) - delta)
+                w[left + (1 if left < last else 0), o] += delta
+        else:
+            # inverseScaleL (tiling_arch35.cpp:324-333, 358-365): the scale when > 0, else grads / image; align_corners:
+            # (grads-1)/(image-1) when image > 1
+            given = float(attrs.get("scale", 0.0))
+            inv = F32(given) if given > 0 and not corners else _rl_scale(grads, image, corners, 0.0)
+            for h in range(image):
+                start = F32(F32(h) - F32(1)) * inv if corners else F32(F32(F32(F32(h) - F32(0.5)) * inv) - F32(0.5))
+                i = max(0, int(np.ceil(F32(start))))
+                out = _rl_source(i, s, corners, False)
+                while i < grads and (h == last or out < F32(h + 1)):  # simt_determine.h:89-103
+                    pos = max(F32(0), out)
+                    if h != last:
+                        w[h, i] += F32(F32(1) - abs(F32(pos - F32(h))))
+                    else:  # ComputeLimt (:44-65): weight 1 at min(floor, last) == h, pos - floor one below
+                        low = min(int(np.floor(pos)), last)
+                        w[h, i] += 1.0 if low == h else float(F32(pos - F32(low))) if low + 1 == h else 0.0
+                    i += 1
+                    out = _rl_source(i, s, corners, False)
+    return _contract(dy, 2, w, dtype)
+
+
 # --------------------------------------------------------------------------- GridSampler2DGrad (ops-cv, A2 / A3)
 
 GS = "image/grid_sampler2_d_grad/op_kernel/grid_sampler2_d_grad.h"
@@ -766,6 +844,8 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
         out = tbe_resize_nearest_neighbor_v2(dy, inputs[1], attrs, ties_even)
     elif op == "ResizeBilinearV2Grad" and family == "Ascend 950":
         out = ascend950_resize_bilinear_v2(grad, inputs[1].shape, attrs, dtype, deterministic)
+    elif op == "ResizeLinearGrad" and family == "Ascend 950":
+        out = ascend950_resize_linear(grad, inputs[1].shape[2], attrs, dtype, deterministic)
     elif op == "ResizeNearestNeighborV2Grad" and family == "Ascend 950":
         out = ascend950_resize_nearest_neighbor_v2(grad, dict(attrs, size=list(inputs[1])), dtype)
     else:

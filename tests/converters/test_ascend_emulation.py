@@ -433,23 +433,24 @@ def test_resize_grad_sweep_equals_onnxruntime(soc):
 
 def _ort_adjoint(dy: np.ndarray, x_shape, scales, **resize_attrs) -> np.ndarray:
     """The gradient of onnxruntime's own Resize (ai.onnx, opset 18) of X into dy's shape: its matrix from the Resize
-    of every one-hot X (H and W together: onnxruntime copies a tensor whose axes all keep their size, whatever the
-    scales), then dx = dy A (the adjoint identity). scales: per spatial axis, or None for sizes."""
+    of every one-hot X (all spatial axes together: onnxruntime copies a tensor whose axes all keep their size,
+    whatever the scales), then dx = dy A (the adjoint identity). scales: per spatial axis, or None for sizes."""
     import onnxruntime as ort
-    height, width = x_shape[2:]
-    x = np.eye(height * width, dtype=np.float32).reshape(height * width, 1, height, width)
+    spatial = list(x_shape[2:])
+    pixels = int(np.prod(spatial))
+    x = np.eye(pixels, dtype=np.float32).reshape(pixels, 1, *spatial)
     inputs = ["x", "", "scales"] if scales[0] is not None else ["x", "", "", "sizes"]
     init = (numpy_helper.from_array(np.array([1, 1, *scales], np.float32), "scales") if scales[0] is not None
-            else numpy_helper.from_array(np.array([height * width, 1, *dy.shape[2:]], np.int64), "sizes"))
+            else numpy_helper.from_array(np.array([pixels, 1, *dy.shape[2:]], np.int64), "sizes"))
     graph = helper.make_graph([helper.make_node("Resize", inputs, ["y"], **resize_attrs)], "r",
                               [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
                               [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], [init])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     y = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     assert list(y.shape[2:]) == list(dy.shape[2:]), (y.shape, dy.shape)
-    matrix = y.reshape(height * width, -1).astype(np.float64)  # [x pixel, dy pixel]
+    matrix = y.reshape(pixels, -1).astype(np.float64)  # [x pixel, dy pixel]
     flat = dy.astype(np.float64).reshape(*dy.shape[:2], -1)
-    return (flat @ matrix.T).reshape(*dy.shape[:2], height, width)
+    return (flat @ matrix.T).reshape(*dy.shape[:2], *spatial)
 
 
 V2_MODES = [(dict(align_corners=1, half_pixel_centers=0), "align_corners"),
@@ -502,6 +503,38 @@ def test_resize_bilinear_v2_grad_on_950_equals_onnxruntime():
                                         ["y"], dict(half_pixel, scales=[1.2, 1.2])))
     action = ascend.to_ascend(model, soc=N950, fallback="node").nodes[0].action
     assert "computes another gradient on H (4 -> 4): output 1 reads input 0:0.25, 1:0.75 on the device" in action
+
+
+def test_resize_linear_grad_on_950_equals_onnxruntime():
+    """ResizeLinearGrad's kernels (copies, point copies at integer steps, scatter, deterministic gather) against the
+    adjoint of onnxruntime's 1-D linear Resize (align_corners, or half_pixel: the kernel's source is clamped at 0 as
+    onnxruntime's); a wrong scale fails."""
+    outcomes = []
+    for corners in (0, 1):
+        for size in (1, 2, 5, 7, 26, 40):
+            for scale in (None, 2.0, 2.5, 1.2, 0.5, 1 / 3, 0.75, 3.0, 0.1):
+                out = int(np.floor(size * scale)) if scale else 2 * size + 1
+                if out < 1 or (corners and scale):
+                    continue
+                dy = np.random.default_rng(size + out).standard_normal((2, 3, out)).astype(np.float32)
+                shapes = {"grads": dy.shape, "original_image": (2, 3, size)}
+                model = opset.attach(one_node_model("ResizeLinearGrad", shapes, ["y"],
+                                                    dict(align_corners=corners, scale=float(scale or 0.0))))
+                feeds = {"grads": dy, "original_image": np.zeros((2, 3, size), np.float32)}
+                ctm = "align_corners" if corners else "half_pixel"
+                expected = _ort_adjoint(dy, [2, 3, size], [scale], mode="linear", coordinate_transformation_mode=ctm)
+                conversion = ascend.to_ascend(model, soc=N950, fallback="node")
+                if not _ge_nodes(conversion.model):
+                    outcomes.append("fallback")
+                    continue
+                for result in _emulations(conversion, feeds):
+                    assert _error(result["y"], expected) < TOLERANCE["float32"], (size, scale, corners)
+                outcomes.append("converted")
+                if scale == 2.5 and size > 2:  # an image of length 1 sums whatever the scale
+                    _set(_ge_nodes(conversion.model)[0], "scale", 0.4)
+                    wrong = cann.run_converted(conversion.model, feeds, conversion.family)["y"]
+                    assert _error(wrong, expected) > 0.05
+    assert outcomes.count("converted") > 0.9 * len(outcomes), outcomes
 
 
 @pytest.mark.parametrize("op_type,attrs,name,value", [
