@@ -342,6 +342,25 @@ def _clamped_tent_kernel(size_in: int, size_out: int, forward: float, corners: b
     return _linear_rows(size_in, source)
 
 
+def _bicubic_v2_950_kernel(size_in: int, size_out: int, forward: float, corners: bool,
+                           all_equal: bool) -> np.ndarray:
+    """ResizeBicubicV2Grad on Ascend 950 (ops-cv arch35): equal sizes on both axes copy whatever the scales (all-copy
+    tiling, resize_bicubic_v2_grad_all_copy_tiling_arch35.cpp:23-27); else s = (in-1)/(out-1) with align_corners
+    (0 for one output; in/out in the deterministic kernel, the same source 0), 1 / scale, or in/out (SetScales,
+    base_tiling_arch35.cpp:315-360), source s * o or s * (o + 0.5) - 0.5 unclamped (op_kernel/arch35/
+    resize_bicubic_v2_grad_base.h:72-80), Keys' a = -0.75 on the four taps floor - 1 .. floor + 2 clamped into the
+    image: the scatter kernel's coefficients (simt.h:100-145) and the deterministic gather's |src - h| form, with the
+    clamped taps on the first and last index (simt_determine.h:132-345), are one matrix, UpsampleBicubic2dGrad's."""
+    if all_equal:
+        return _identity(size_in, size_out)
+    f = np.float32
+    if corners:
+        s = _corners_step(size_in, size_out)
+    else:
+        s = f(1) / f(forward) if forward > 0 else f(size_in) / f(size_out)
+    return _bicubic_kernel(size_in, size_out, float(s), corners, deterministic=False)
+
+
 def _tbe_scale(size_in: int, size_out: int, corners: bool) -> np.float32:
     """The older ResizeBilinearV2Grad / ResizeNearestNeighborV2Grad (TBE) read no `scales`: image / grads from the
     sizes, (in-1)/(out-1) with align_corners (CANNDEV ops/built-in/tbe/impl/dynamic/resize_bilinear_v2_grad.py:
@@ -430,6 +449,9 @@ def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, s
     if family == "Ascend 950" and ge_type == "ResizeBilinearV2Grad":
         return [_clamped_tent_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
                                      bool(attrs.get("half_pixel_centers", 0)), all_equal)]
+    if family == "Ascend 950" and ge_type == "ResizeBicubicV2Grad":
+        return [_bicubic_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
+                                       all_equal)]
     if family == "Ascend 950" and ge_type == "ResizeLinearGrad":  # no half_pixel_centers: half-pixel unless corners
         return [_clamped_tent_kernel(size_in, size_out, attrs.get("scale", 0.0), corners, not corners, all_equal)]
     if family == "Ascend 950" and ge_type == "ResizeNearestNeighborV2Grad":

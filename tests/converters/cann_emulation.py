@@ -711,6 +711,102 @@ def ascend950_resize_linear(dy: np.ndarray, image: int, attrs: dict, dtype, dete
     return _contract(dy, 2, w, dtype)
 
 
+RC = "image/resize_bicubic_v2_grad"
+
+
+def _rc_conv1(t: np.float32) -> np.float32:
+    """CalcCubicConvolution1, a = -0.75: ((a + 2) t - (a + 3)) t t + 1 (RC/op_kernel/arch35/
+    resize_bicubic_v2_grad_base.h:34-37)."""
+    a = F32(-0.75)
+    return F32(F32(F32(F32(F32(a + F32(2)) * t) - F32(a + F32(3))) * t) * t + F32(1))
+
+
+def _rc_conv2(t: np.float32) -> np.float32:
+    """CalcCubicConvolution2: ((a t - 5 a) t + 8 a) t - 4 a (base.h:39-42)."""
+    a = F32(-0.75)
+    return F32(F32(F32(F32(F32(F32(a * t) - F32(F32(5) * a)) * t) + F32(F32(8) * a)) * t) - F32(F32(4) * a))
+
+
+def _rc_taps(t: np.float32) -> list:
+    """CalcCubicCoefficients: conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t) (base.h:58-70)."""
+    rest = F32(F32(1) - t)
+    return [_rc_conv2(F32(t + F32(1))), _rc_conv1(t), _rc_conv1(rest), _rc_conv2(F32(rest + F32(1)))]
+
+
+def _rc_source(o: int, s: np.float32, corners: bool) -> np.float32:
+    """CalcSourceIndex: s * o, or s * (o + 0.5) - 0.5, unclamped (base.h:72-80)."""
+    return F32(s * F32(o)) if corners else F32(F32(s * F32(F32(o) + F32(0.5))) - F32(0.5))
+
+
+def _rc_scatter(image: int, grads: int, s: np.float32, corners: bool) -> np.ndarray:
+    """ResizeBicubicV2GradSimt: each gradient adds coefficient * value to its four taps floor - 1 .. floor + 2, each
+    clamped into the image (RC/op_kernel/arch35/resize_bicubic_v2_grad_simt.h:100-145)."""
+    w = np.zeros((image, grads))
+    for o in range(grads):
+        src = _rc_source(o, s, corners)
+        low = int(np.floor(src))
+        for k, c in enumerate(_rc_taps(F32(src - F32(low)))):
+            w[max(0, min(low - 1 + k, image - 1)), o] += c
+    return w
+
+
+def _rc_gather(image: int, grads: int, s: np.float32, inv: np.float32, corners: bool) -> np.ndarray:
+    """ResizeBicubicV2GradSimtDetermine, per image index h (simt_determine.h:95-112, 132-300, 330-345): gradients from
+    max(0, ceil((h - 2 + off) * inverse - off)); inside the image CalcCubicCoefficient(|src - h|) (conv1 up to 1,
+    conv2 below 2, base.h:44-56) while src < h + 2; on the first and last index every later gradient's four clamped
+    taps that land on h (the first index stops at floor(src) > 1)."""
+    off, w = F32(0 if corners else 0.5), np.zeros((image, grads))
+    for h in range(image):
+        i = max(0, int(np.ceil(F32(F32(F32(F32(h) - F32(2)) + off) * inv) - off)))
+        src = _rc_source(i, s, corners)
+        boundary = h in (0, image - 1)
+        while i < grads and (boundary or src < F32(h + 2)):
+            if boundary:
+                low = int(np.floor(src))
+                if h == 0 and low > 1 and image > 1:
+                    break
+                for k, c in enumerate(_rc_taps(F32(src - F32(low)))):
+                    if max(0, min(low - 1 + k, image - 1)) == h:
+                        w[h, i] += c
+            else:
+                d = abs(F32(src - F32(h)))
+                w[h, i] += _rc_conv1(d) if d <= F32(1) else _rc_conv2(d) if d < F32(2) else 0.0
+            i += 1
+            src = _rc_source(i, s, corners)
+    return w
+
+
+def ascend950_resize_bicubic_v2(dy: np.ndarray, image_shape, attrs: dict, dtype, deterministic: bool) -> np.ndarray:
+    """ResizeBicubicV2Grad (Ascend 950 only: RC/op_host/resize_bicubic_v2_grad_def.cpp:40), NCHW. Equal spatial sizes
+    copy (all-copy tiling, :23-27); the deterministic gather when the context asks, an image axis shorter than grads,
+    or a resolved scale in (0, 1) (simt_determine_tiling_arch35.cpp:34-53), else the scatter. SetScales
+    (base_tiling_arch35.cpp:315-360): align_corners (in-1)/(out-1) for out > 1 (the gather: and in > 1, else in/out;
+    the scatter: else 0); otherwise 1 / scales[k] (inverse scales[k]) when > 0, else in / out (inverse out / in)."""
+    corners, given = bool(attrs.get("align_corners", 0)), list(attrs.get("scales") or [0.0, 0.0])
+    images, grads = [int(d) for d in image_shape[2:]], list(dy.shape[2:])
+    if images == grads:
+        return rounded(dy, dtype)
+
+    def scales(gather: bool):
+        out = []
+        for i, g, f in zip(images, grads, given, strict=True):
+            if corners and g > 1 and (i > 1 or not gather):
+                out.append((F32(F32(i - 1) / F32(g - 1)), F32(F32(g - 1) / F32(i - 1)) if i > 1 else F32(0)))
+            elif corners:
+                out.append((F32(F32(i) / F32(g)), F32(F32(g) / F32(i))) if gather else (F32(0), F32(0)))
+            else:
+                out.append((F32(F32(1) / F32(f)), F32(f)) if f > 0 else (F32(F32(i) / F32(g)), F32(F32(g) / F32(i))))
+        return out
+    gather = deterministic or any(i < g for i, g in zip(images, grads, strict=True)) or \
+        any(F32(0) < sc < F32(1) for sc, _ in scales(False))
+    out = dy
+    for k, axis in ((1, 3), (0, 2)):
+        s, inv = scales(gather)[k]
+        w = _rc_gather(images[k], grads[k], s, inv, corners) if gather else _rc_scatter(images[k], grads[k], s, corners)
+        out = _contract(out, axis, w, np.float32 if axis == 3 else dtype)
+    return out
+
+
 # --------------------------------------------------------------------------- GridSampler2DGrad (ops-cv, A2 / A3)
 
 GS = "image/grid_sampler2_d_grad/op_kernel/grid_sampler2_d_grad.h"
@@ -846,6 +942,8 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
         out = ascend950_resize_bilinear_v2(grad, inputs[1].shape, attrs, dtype, deterministic)
     elif op == "ResizeLinearGrad" and family == "Ascend 950":
         out = ascend950_resize_linear(grad, inputs[1].shape[2], attrs, dtype, deterministic)
+    elif op == "ResizeBicubicV2Grad" and family == "Ascend 950":
+        out = ascend950_resize_bicubic_v2(grad, inputs[1].shape, attrs, dtype, deterministic)
     elif op == "ResizeNearestNeighborV2Grad" and family == "Ascend 950":
         out = ascend950_resize_nearest_neighbor_v2(grad, dict(attrs, size=list(inputs[1])), dtype)
     else:

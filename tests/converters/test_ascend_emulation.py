@@ -505,6 +505,15 @@ def test_resize_bilinear_v2_grad_on_950_equals_onnxruntime():
     assert "computes another gradient on H (4 -> 4): output 1 reads input 0:0.25, 1:0.75 on the device" in action
 
 
+def test_resize_bicubic_v2_grad_on_950_equals_onnxruntime():
+    """Ascend 950's ResizeBicubicV2Grad kernels (scatter, deterministic gather with its border rows) against the
+    adjoint of onnxruntime's cubic Resize (A = -0.75, border taps), half_pixel and align_corners."""
+    cubic = dict(mode="cubic", cubic_coeff_a=-0.75, exclude_outside=0)
+    outcomes = [_check_v2("ResizeBicubicV2Grad", {"align_corners": attrs["align_corners"]}, ctm, size, scales, out,
+                          cubic) for attrs, ctm, size, scales, out in _v2_cases() if ctm != "asymmetric"]
+    assert outcomes.count("converted") > 0.9 * len(outcomes), outcomes
+
+
 def test_resize_linear_grad_on_950_equals_onnxruntime():
     """ResizeLinearGrad's kernels (copies, point copies at integer steps, scatter, deterministic gather) against the
     adjoint of onnxruntime's 1-D linear Resize (align_corners, or half_pixel: the kernel's source is clamped at 0 as
@@ -540,13 +549,16 @@ def test_resize_linear_grad_on_950_equals_onnxruntime():
 @pytest.mark.parametrize("op_type,attrs,name,value", [
     ("ResizeBilinearV2Grad", dict(align_corners=0, half_pixel_centers=1), "scales", [0.5, 0.4]),  # inverted
     ("ResizeBilinearV2Grad", dict(align_corners=0, half_pixel_centers=1), "half_pixel_centers", 0),
+    ("ResizeBicubicV2Grad", dict(align_corners=0), "scales", [0.5, 0.4]),
+    ("ResizeBicubicV2Grad", dict(align_corners=0), "align_corners", 1),
 ])
 def test_v2_grad_on_950_with_a_wrong_attribute_fails(op_type, attrs, name, value):
     dy = np.random.default_rng(7).standard_normal((1, 2, 8, 12)).astype(np.float32)
     inputs = {"grads": dy.shape, "original_image": (1, 2, 4, 5)}
     model = opset.attach(one_node_model(op_type, inputs, ["y"], dict(attrs, scales=[2.0, 2.5])))
     feeds = {"grads": dy, "original_image": np.zeros((1, 2, 4, 5), np.float32)}
-    expected = _ort_adjoint(dy, [1, 2, 4, 5], [2.0, 2.5], mode="linear", coordinate_transformation_mode="half_pixel")
+    mode = dict(mode="cubic", cubic_coeff_a=-0.75) if "Bicubic" in op_type else dict(mode="linear")
+    expected = _ort_adjoint(dy, [1, 2, 4, 5], [2.0, 2.5], coordinate_transformation_mode="half_pixel", **mode)
     conversion = ascend.to_ascend(model, soc=N950)
     assert _error(cann.run_converted(conversion.model, feeds, conversion.family)["y"], expected) < 2e-5
     _set(_ge_nodes(conversion.model)[0], name, value)
