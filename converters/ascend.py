@@ -320,6 +320,14 @@ def _antialias_kernels(size_in: int, size_out: int, given: float, corners: bool,
     return out
 
 
+def _v2_950_step(size_in: int, size_out: int, forward: float, corners: bool) -> np.float32:
+    """The Ascend 950 Resize*V2Grad / ResizeLinearGrad tilings' step: (in-1)/(out-1) with align_corners, else 1 / scale
+    when given, else in / out (the SetScales and LinearComputeGrad cited below)."""
+    if corners:
+        return _corners_step(size_in, size_out)
+    return np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
+
+
 def _clamped_tent_kernel(size_in: int, size_out: int, forward: float, corners: bool, half_pixel: bool,
                          all_equal: bool) -> np.ndarray:
     """ResizeBilinearV2Grad and ResizeLinearGrad on Ascend 950 (ops-cv arch35): equal sizes on every axis copy whatever
@@ -332,11 +340,7 @@ def _clamped_tent_kernel(size_in: int, size_out: int, forward: float, corners: b
     .h:40-104) are that one matrix."""
     if all_equal:
         return _identity(size_in, size_out)
-    f = np.float32
-    if corners:
-        s = _corners_step(size_in, size_out)
-    else:
-        s = f(1) / f(forward) if forward > 0 else f(size_in) / f(size_out)
+    f, s = np.float32, _v2_950_step(size_in, size_out, forward, corners)
     off = f(0.5) if half_pixel else f(0)
     source = np.clip((np.arange(size_out, dtype=f) + off) * s - off, f(0), f(size_in - 1))
     return _linear_rows(size_in, source)
@@ -353,12 +357,8 @@ def _bicubic_v2_950_kernel(size_in: int, size_out: int, forward: float, corners:
     clamped taps on the first and last index (simt_determine.h:132-345), are one matrix, UpsampleBicubic2dGrad's."""
     if all_equal:
         return _identity(size_in, size_out)
-    f = np.float32
-    if corners:
-        s = _corners_step(size_in, size_out)
-    else:
-        s = f(1) / f(forward) if forward > 0 else f(size_in) / f(size_out)
-    return _bicubic_kernel(size_in, size_out, float(s), corners, deterministic=False)
+    return _bicubic_kernel(size_in, size_out, float(_v2_950_step(size_in, size_out, forward, corners)), corners,
+                           deterministic=False)
 
 
 def _tbe_scale(size_in: int, size_out: int, corners: bool) -> np.float32:
