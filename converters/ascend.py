@@ -164,6 +164,10 @@ def _record_of(node: onnx.NodeProto) -> dict | None:
 # op only where this matrix equals the op's own (opset/_taps.py) on every axis; docs/ascend.md explains each case.
 OPS_CV = "hicann/ops-cv@6ae8765"
 CANNDEV = "dengguojie/vue-element-admin@57af4a1 (canndev mirror)"
+# ResizeGradD's HWNC kernel is newer than CANNDEV's (whose resize_grad_d.py takes no data_format): the dynamic TBE
+# source shipped in the CANN 8.1.RC1 toolkit, as mirrored publicly
+CANN_TBE = ("leideng/CANN-8.1.RC1@551ed27 Ascend/ascend-toolkit/8.1.RC1/opp/built-in/op_impl/ai_core/tbe/impl/"
+            "dynamic/resize_grad_d.py")
 KERNEL_TBE_FAMILIES = ("Atlas training series", "Atlas inference series", "Atlas A2", "Atlas A3")
 TRILINEAR_SCALES = ("scale_d", "scale_h", "scale_w")  # UpsampleTrilinear3dBackward's inverse scales, D H W
 _SCALE_ONE = 1e-6  # FloatEqual(scale, 1) of the ops-cv kernels: such an axis is copied
@@ -242,7 +246,8 @@ def _trilinear_kernel(size_in: int, size_out: int, inverse: float, corners: bool
     return _bilinear_kernel(size_in, size_out, inverse, corners)
 
 
-def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, deterministic: bool) -> np.ndarray:
+def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, deterministic: bool,
+                    guard: bool = False) -> np.ndarray:
     """UpsampleBicubic2dGrad: the attribute is the inverse scale, used as it is. The tiling runs the deterministic
     kernel when the context asks for it or a step is outside [1/50, 50) (upsample_bicubic2d_grad_tiling.cpp:306-313),
     and that kernel copies an axis of equal sizes whatever its step (tiling.cpp:330-334). Both kernels: source
@@ -254,12 +259,28 @@ def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, det
     o = np.arange(size_out, dtype=np.float32)
     source = o * s if corners else (o + np.float32(0.5)) * s - np.float32(0.5)
     low = np.floor(source).astype(np.int64)
+    if guard:  # guard_index_and_lambda: the index at most in - 1, its fraction clamped to [0, 1]
+        low = np.minimum(low, size_in - 1)
     t = source - low.astype(np.float32)
+    if guard:
+        t = np.clip(t, np.float32(0), np.float32(1))
     from resample_grad.opset._taps import cubic_coefficients  # Keys' polynomial: the kernel's constants are A=-0.75's
     m = np.zeros((size_out, size_in))
     for k, w in enumerate(cubic_coefficients(t, -0.75)):
         np.add.at(m, (np.arange(size_out), np.clip(low - 1 + k, 0, size_in - 1)), w.astype(np.float64))
     return m
+
+
+def _resize_grad_d_kernel(size_in: int, size_out: int, forward: float, corners: bool) -> np.ndarray:
+    """ResizeGradD, mode cubic, data_format HWNC: the TBE kernel UpSampleBicubic2dBackward of CANN 8.1.RC1 (CANN_TBE
+    dynamic/resize_grad_d.py:55-703, chosen at :1349-1356). No copy for equal sizes; s = (in-1)/(out-1) with
+    align_corners (0 for one output), else 1 / scale when > 0, else in / out (area_pixel_compute_scale :122-137; the
+    scales as check_scale takes them, :338-342); per gradient position the source o * s or s * (o + 0.5) - 0.5
+    (:116-120), the index floor at most in - 1 and the fraction clamped to [0, 1] (guard_index_and_lambda :328-336),
+    Keys' a = -0.75 whatever cubic_coeff_a says (:94, 307-326), the four taps clamped into the image (calc :653-671)."""
+    f = np.float32
+    s = _corners_step(size_in, size_out) if corners else f(1) / f(forward) if forward > 0 else f(size_in) / f(size_out)
+    return _bicubic_kernel(size_in, size_out, float(s), corners, deterministic=False, guard=True)
 
 
 def _aa_filter(cubic: bool, distance: np.float32, a2: bool) -> np.float32:
@@ -440,6 +461,9 @@ def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, s
         return [_trilinear_kernel(size_in, size_out, attrs[TRILINEAR_SCALES[axis]], corners)]
     if ge_type == "UpsampleBicubic2dGrad":
         return [_bicubic_kernel(size_in, size_out, attrs[two], corners, d) for d in (False, True)]
+    if ge_type == "ResizeGradD" and attrs.get("mode") == "cubic" and attrs.get("data_format") == "HWNC":
+        corners = attrs.get("coordinate_transformation_mode") == "align_corners"
+        return [_resize_grad_d_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners)]
     if ge_type in ("UpsampleBilinear2dAABackward", "UpsampleBicubic2dAAGrad"):
         return _antialias_kernels(size_in, size_out, attrs[two], corners, "Bicubic" in ge_type, family)
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeBilinearV2Grad":
@@ -946,11 +970,14 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
         agrees, where = _kernel_agrees(plan.ge_type, family, plan.attrs, axis, len(plan.kernel_axes), size_in,
                                        size_out, op_matrix, all_equal)
         label = ("D", "H", "W")[3 - len(plan.kernel_axes) + axis]
-        if agrees is not None:
-            check(f"kernel computes the op on {label}", agrees,
-                  f"{size_in} -> {size_out}: " + ("its index map and weights are the op's" if agrees else where),
-                  f"{plan.ge_type} on {family} computes another gradient on {label} ({size_in} -> {size_out}): "
-                  f"{where}")
+        if agrees is None:  # never converted unchecked: what the kernel computes there is not read from a source
+            check(f"kernel computes the op on {label}", False, f"{size_in} -> {size_out}: {where}",
+                  f"what {plan.ge_type} computes on {family} with these attributes is not modelled from a public "
+                  f"kernel source, so it is not converted unchecked")
+            break
+        check(f"kernel computes the op on {label}", agrees,
+              f"{size_in} -> {size_out}: " + ("its index map and weights are the op's" if agrees else where),
+              f"{plan.ge_type} on {family} computes another gradient on {label} ({size_in} -> {size_out}): {where}")
     return checks, problems, needs_cast
 
 

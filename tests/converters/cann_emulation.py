@@ -6,6 +6,9 @@ project's references: each formula cites its file and line at
     OPS_CV   hicann/ops-cv @ 6ae87653464d2afb064c829e529abba2e278b0c4 (image/<op>/op_host, op_kernel)
     CANNDEV  dengguojie/vue-element-admin @ 57af4a169fb94656ab03005d102f65f18d9e61f7, a public mirror of Ascend
              canndev: the TBE kernels (ops/built-in/tbe/impl/...) of the ops that ops-cv registers on Ascend 950 only
+    RGD      leideng/CANN-8.1.RC1 @ 551ed27c, Ascend/ascend-toolkit/8.1.RC1/opp/built-in/op_impl/ai_core/tbe/impl/
+             dynamic/resize_grad_d.py: the TBE ResizeGradD of the CANN 8.1.RC1 toolkit (CANNDEV's predates its
+             data_format attribute)
 
 `run_converted` runs a model written by to_ascend: its standard helper nodes (Cast, Unsqueeze, Squeeze,
 Transpose) in NumPy, each GE node through the emulation of its kernel on the given product family. A GE op
@@ -452,6 +455,56 @@ def upsample_antialias(dy: np.ndarray, attrs: dict, cubic: bool, family: str, dt
     if list(out.shape) != x_shape:
         raise Undefined(f"the kernel leaves shape {list(out.shape)}, input_size is {x_shape}")
     return out
+
+
+# --------------------------------------------------------------------------- ResizeGradD (TBE, CANN 8.1.RC1)
+
+def _rgd_weights(x_len: int, dy_len: int, scale: np.float32, corners: bool) -> np.ndarray:
+    """UpSampleBicubic2dBackward.single_process (RGD:344-375): source scale * o, or scale * (o + 0.5) - 0.5 (:116-120),
+    floor (scalar_conv 'floor'), guard_index_and_lambda (:328-336: index at most x - 1, t clamped to [0, 1]),
+    coefficients cubic_convolution2(t + 1), 1(t), 1(1 - t), 2(2 - t) with a = -0.75 (:307-326; Constant.CUBIC_COEFF,
+    :94), each tap index - 1 + i clamped into [0, x - 1] by calc (:653-671)."""
+    a = F32(-0.75)
+
+    def conv1(x):
+        return F32(F32(F32(F32(F32(a + F32(2)) * x) - F32(a + F32(3))) * x) * x + F32(1))
+
+    def conv2(x):
+        return F32(F32(F32(F32(F32(F32(a * x) - F32(F32(5) * a)) * x) + F32(F32(8) * a)) * x) - F32(F32(4) * a))
+    w = np.zeros((x_len, dy_len))
+    for o in range(dy_len):
+        real = F32(F32(scale * F32(o)) * F32(1)) if corners else F32(F32(scale * F32(F32(o) + F32(0.5))) - F32(0.5))
+        index = min(int(np.floor(real)), x_len - 1)
+        t = min(max(F32(real - F32(index)), F32(0)), F32(1))
+        rest = F32(F32(1) - t)
+        for k, c in enumerate((conv2(F32(t + F32(1))), conv1(t), conv1(rest), conv2(F32(rest + F32(1))))):
+            w[min(max(index - 1 + k, 0), x_len - 1), o] += c
+    return w
+
+
+def resize_grad_d(dy: np.ndarray, attrs: dict, dtype) -> np.ndarray:
+    """ResizeGradD with mode cubic and data_format HWNC (RGD:1349-1356 pick UpSampleBicubic2dBackward): grads
+    [H, W, N, C], original_size [N, C, H, W], y [H, W, N, C]. Per image axis the scale from area_pixel_compute_scale
+    (:122-137): (x-1)/(dy-1) with align_corners (0 for dy = 1), else 1 / scale when > 0, else x / dy, the scales being
+    the attribute's (:81-89, 338-342; the tiling words 12-13 that check_scale reads come from an op_tiling that is not
+    public: taken as the attribute). Sums in float32 (a float32 workspace for float16, :100-108); no copy for equal
+    sizes."""
+    mode, layout = attrs.get("mode", b"nearest"), attrs.get("data_format", b"NCHW")
+    mode, layout = (v.decode() if isinstance(v, bytes) else v for v in (mode, layout))
+    if mode != "cubic" or layout != "HWNC":
+        raise NotEmulated(f"ResizeGradD mode {mode!r}, data_format {layout!r}")
+    ctm = attrs.get("coordinate_transformation_mode", b"half_pixel")
+    corners = (ctm.decode() if isinstance(ctm, bytes) else ctm) == "align_corners"
+    size, scales = list(attrs["original_size"]), list(attrs.get("scales") or [0.0, 0.0])
+    out = dy
+    for k in (0, 1):
+        x_len, dy_len, given = size[2 + k], dy.shape[k], float(scales[k])
+        if corners:
+            s = F32(F32(x_len - 1) / F32(dy_len - 1)) if dy_len > 1 else F32(0)
+        else:
+            s = F32(F32(1) / F32(given)) if given > 0 else F32(F32(x_len) / F32(dy_len))
+        out = _contract(out, k, _rgd_weights(x_len, dy_len, s, corners), np.float32)
+    return rounded(out, dtype)
 
 
 # --------------------------------------------------------------------------- the TBE kernels (canndev)
@@ -932,6 +985,8 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
         out = upsample_trilinear_3d(grad, attrs, dtype)
     elif op == "UpsampleBicubic2dGrad":
         out = upsample_bicubic_2d(grad, attrs, list(out_shape), dtype, deterministic)
+    elif op == "ResizeGradD":
+        out = resize_grad_d(grad, attrs, dtype)
     elif op in ("UpsampleBilinear2dAABackward", "UpsampleBicubic2dAAGrad"):
         out = upsample_antialias(grad, attrs, op == "UpsampleBicubic2dAAGrad", family, dtype, deterministic)
     elif op == "ResizeBilinearV2Grad" and family in TBE_FAMILIES:

@@ -271,6 +271,31 @@ def test_bicubic_align_corners_length_one_goes_to_resize_grad_d():
     assert any("UpsampleBicubic2dGrad" in why for why in conversion.nodes[0].rejected)
 
 
+@pytest.mark.parametrize("soc", [TRAINING, "Ascend310P3"])
+def test_resize_grad_d_sweep_equals_torch(soc):
+    """UpsampleBicubic2dGrad on the families without its AscendC kernel becomes ResizeGradD (cubic, HWNC), whose TBE
+    kernel (CANN 8.1.RC1) is emulated: every converted node equals aten's upsample_bicubic2d_backward. Equal sizes
+    under a given scale: aten copies, ResizeGradD resamples, so that node falls back with the reason."""
+    cases = [c for c in SWEEP if c[0] == "bicubic"]
+    outcomes = [_check_sweep(case, "float32", soc=soc) for case in cases]
+    assert outcomes.count("converted") > 0.9 * len(outcomes), outcomes
+    model = opset.attach(one_node_model("UpsampleBicubic2dGrad", {"grad_output": (1, 2, 5, 5)}, ["dx"],
+                                        dict(input_size=[1, 2, 5, 5], output_size=[5, 5], scales_h=1.1, scales_w=1.1)))
+    report = ascend.to_ascend(model, soc=soc, fallback="node").nodes[0]
+    assert "ResizeGradD" in report.action and "computes another gradient" in report.action, report.action
+
+
+def test_resize_grad_d_with_a_wrong_attribute_fails():
+    for name, value in (("scales", [0.4, 0.4]), ("coordinate_transformation_mode", "align_corners")):
+        model, feeds, reference = _sweep_case("bicubic", (16, 37), 2.5, 0, "float32")
+        conversion = ascend.to_ascend(model, soc=TRAINING)
+        (node,) = _ge_nodes(conversion.model)
+        assert node.op_type == "ResizeGradD"
+        assert _error(cann.run_converted(conversion.model, feeds, conversion.family)["dx"], reference) < 2e-5
+        _set(node, name, value)
+        assert _error(cann.run_converted(conversion.model, feeds, conversion.family)["dx"], reference) > 0.05
+
+
 def test_tbe_resize_bilinear_v2_grad_with_a_scale_off_the_size_ratio_falls_back():
     """F: outside Ascend 950 the TBE kernel reads no scales; a scale that is not the size ratio cannot convert."""
     inputs = {"grads": (1, 2, 7, 7), "original_image": (1, 2, 3, 3)}
@@ -379,8 +404,8 @@ def test_every_family_the_converter_targets():
             model, feeds, reference = _sweep_case(mode, (5, 7) if "3d" not in mode else (2, 3, 4), 2.5, 0,
                                                   "float32", soc=soc)
             conversion = ascend.to_ascend(model, soc=soc, fallback="node")
-            if not _ge_nodes(conversion.model) or _ge_nodes(conversion.model)[0].op_type == "ResizeGradD":
-                continue  # not on this family (ResizeGradD, the training series' bicubic, is not emulated)
+            if not _ge_nodes(conversion.model):
+                continue  # not on this family
             for result in _emulations(conversion, feeds):
                 assert _error(result["dx"], reference) < TOLERANCE["float32"], (family, mode)
 
