@@ -296,6 +296,28 @@ def test_resize_grad_d_with_a_wrong_attribute_fails():
         assert _error(cann.run_converted(conversion.model, feeds, conversion.family)["dx"], reference) > 0.05
 
 
+def test_no_separable_ge_op_converts_unchecked():
+    """Every separable GE op has a kernel model on every family it is listed for, and a node whose kernel is not
+    modelled (here ResizeGradD on NCHW data, which the converter never writes) fails its check instead of converting."""
+    from resample_grad.converters.ascend_prototypes import PROTOTYPES
+    for ge_type, proto in PROTOTYPES.items():
+        if ge_type.startswith("GridSampler"):
+            continue  # their own emulation and tests
+        spatial = 3 if "3d" in ge_type else 1 if ge_type == "ResizeLinearGrad" else 2
+        attrs = {a.name: 0.0 for a in proto.attrs}
+        attrs.update(mode="cubic", data_format="HWNC", coordinate_transformation_mode="half_pixel",
+                     scales=[0.0] * spatial, align_corners=0)
+        for family in proto.dtypes:
+            assert ascend._kernel_matrices(ge_type, family, attrs, 0, spatial, 4, 7) is not None, (ge_type, family)
+    model, _, _ = _sweep_case("bicubic", (5, 7), 2.5, 0, "float32")
+    converted = ascend.to_ascend(model, soc=TRAINING)
+    attrs = dict(converted.nodes[0].attributes, data_format="NCHW")
+    op_matrix = np.eye(12, 5)
+    plan = ascend.GePlan("ResizeGradD", ["g"], ["y"], attrs, kernel_axes=[(0, 5, 12, op_matrix), (1, 7, 17, op_matrix)])
+    _, problems, _ = ascend._check_plan(plan, "float32", "Atlas training series", False, False)
+    assert any("not modelled" in why for why in problems), problems
+
+
 def test_tbe_resize_bilinear_v2_grad_with_a_scale_off_the_size_ratio_falls_back():
     """F: outside Ascend 950 the TBE kernel reads no scales; a scale that is not the size ratio cannot convert."""
     inputs = {"grads": (1, 2, 7, 7), "original_image": (1, 2, 3, 3)}
