@@ -182,6 +182,14 @@ def _corners_step(size_in: int, size_out: int) -> np.float32:
     return np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
 
 
+def _forward_step(size_in: int, size_out: int, forward: float, corners: bool) -> np.float32:
+    """The step of the kernels given forward scales (Ascend 950's Resize*V2Grad / ResizeLinearGrad, ResizeGradD):
+    (in-1)/(out-1) with align_corners, else 1 / scale when given, else in / out (each cited where it is used)."""
+    if corners:
+        return _corners_step(size_in, size_out)
+    return np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
+
+
 def _ceil_ranges(size_in: int, size_out: int, step: np.float32, offset: float) -> np.ndarray:
     """The nearest gathers of ops-cv: input x takes the outputs [min(ceil(x * step - offset), out),
     min(ceil((x + 1) * step - offset), out)), in float32."""
@@ -278,9 +286,8 @@ def _resize_grad_d_kernel(size_in: int, size_out: int, forward: float, corners: 
     scales as check_scale takes them, :338-342); per gradient position the source o * s or s * (o + 0.5) - 0.5
     (:116-120), the index floor at most in - 1 and the fraction clamped to [0, 1] (guard_index_and_lambda :328-336),
     Keys' a = -0.75 whatever cubic_coeff_a says (:94, 307-326), the four taps clamped into the image (calc :653-671)."""
-    f = np.float32
-    s = _corners_step(size_in, size_out) if corners else f(1) / f(forward) if forward > 0 else f(size_in) / f(size_out)
-    return _bicubic_kernel(size_in, size_out, float(s), corners, deterministic=False, guard=True)
+    return _bicubic_kernel(size_in, size_out, float(_forward_step(size_in, size_out, forward, corners)), corners,
+                           deterministic=False, guard=True)
 
 
 def _aa_filter(cubic: bool, distance: np.float32, a2: bool) -> np.float32:
@@ -341,14 +348,6 @@ def _antialias_kernels(size_in: int, size_out: int, given: float, corners: bool,
     return out
 
 
-def _v2_950_step(size_in: int, size_out: int, forward: float, corners: bool) -> np.float32:
-    """The Ascend 950 Resize*V2Grad / ResizeLinearGrad tilings' step: (in-1)/(out-1) with align_corners, else 1 / scale
-    when given, else in / out (the SetScales and LinearComputeGrad cited below)."""
-    if corners:
-        return _corners_step(size_in, size_out)
-    return np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
-
-
 def _clamped_tent_kernel(size_in: int, size_out: int, forward: float, corners: bool, half_pixel: bool,
                          all_equal: bool) -> np.ndarray:
     """ResizeBilinearV2Grad and ResizeLinearGrad on Ascend 950 (ops-cv arch35): equal sizes on every axis copy whatever
@@ -361,7 +360,7 @@ def _clamped_tent_kernel(size_in: int, size_out: int, forward: float, corners: b
     .h:40-104) are that one matrix."""
     if all_equal:
         return _identity(size_in, size_out)
-    f, s = np.float32, _v2_950_step(size_in, size_out, forward, corners)
+    f, s = np.float32, _forward_step(size_in, size_out, forward, corners)
     off = f(0.5) if half_pixel else f(0)
     source = np.clip((np.arange(size_out, dtype=f) + off) * s - off, f(0), f(size_in - 1))
     return _linear_rows(size_in, source)
@@ -378,7 +377,7 @@ def _bicubic_v2_950_kernel(size_in: int, size_out: int, forward: float, corners:
     clamped taps on the first and last index (simt_determine.h:132-345), are one matrix, UpsampleBicubic2dGrad's."""
     if all_equal:
         return _identity(size_in, size_out)
-    return _bicubic_kernel(size_in, size_out, float(_v2_950_step(size_in, size_out, forward, corners)), corners,
+    return _bicubic_kernel(size_in, size_out, float(_forward_step(size_in, size_out, forward, corners)), corners,
                            deterministic=False)
 
 
@@ -439,7 +438,7 @@ def _nearest_v2_950_kernel(size_in: int, size_out: int, forward: float, corners:
         index = np.floor(product) + (product - np.floor(product) >= np.float32(0.5))  # roundf: half away from 0
         m[np.arange(size_out), np.minimum(index.astype(np.int64), size_in - 1)] = 1
         return m
-    s = np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
+    s = _forward_step(size_in, size_out, forward, False)
     return _ceil_ranges(size_in, size_out, np.float32(1) / s, 0.5 if half_pixel else 0.0)
 
 
