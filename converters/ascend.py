@@ -635,7 +635,9 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
                         cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic",
                         nearest_mode="round_prefer_floor",
                         data_format="HWNC")  # as CANN's only caller (ops-cv resize_grad_d.cpp), on HWNC data
-        candidates = None
+        # the given scale, else 0 (the size ratio): aten copies a tensor whose axes all keep their size, whatever
+        # the scales, and the kernel resamples such an axis by its scale
+        candidates = [[f, 0.0] for f in forward]
     else:  # UpsampleBilinear2dGrad and the antialias ops: inverse scales
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners, scales_h=_inverse(forward[0]),
                         scales_w=_inverse(forward[1]))
@@ -665,8 +667,9 @@ def _scales_3d(size_in: int, size_out: int, forward: float) -> list[float]:
 
 
 def _put_axis(ge_type: str, ge_attrs: dict, axis: int, value: float) -> None:
-    """Set one axis' scale where the GE op keeps it: the 3-D ops' scales list, else scales_h / scales_w."""
-    if ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
+    """Set one axis' scale where the GE op keeps it: the scales list (3-D nearest ops, ResizeGradD), else scales_h /
+    scales_w."""
+    if ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad", "ResizeGradD"):
         ge_attrs["scales"][axis] = float(value)
     elif ge_type == "UpsampleTrilinear3dBackward":
         ge_attrs[TRILINEAR_SCALES[axis]] = float(value)

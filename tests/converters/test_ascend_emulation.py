@@ -275,14 +275,24 @@ def test_bicubic_align_corners_length_one_goes_to_resize_grad_d():
 def test_resize_grad_d_sweep_equals_torch(soc):
     """UpsampleBicubic2dGrad on the families without its AscendC kernel becomes ResizeGradD (cubic, HWNC), whose TBE
     kernel (CANN 8.1.RC1) is emulated: every converted node equals aten's upsample_bicubic2d_backward. Equal sizes
-    under a given scale: aten copies, ResizeGradD resamples, so that node falls back with the reason."""
+    under a given scale: aten copies, the kernel resamples by the scale, so the converter passes scales 0 (the size
+    ratio, 1), and the given scale put back fails."""
     cases = [c for c in SWEEP if c[0] == "bicubic"]
     outcomes = [_check_sweep(case, "float32", soc=soc) for case in cases]
-    assert outcomes.count("converted") > 0.9 * len(outcomes), outcomes
-    model = opset.attach(one_node_model("UpsampleBicubic2dGrad", {"grad_output": (1, 2, 5, 5)}, ["dx"],
-                                        dict(input_size=[1, 2, 5, 5], output_size=[5, 5], scales_h=1.1, scales_w=1.1)))
-    report = ascend.to_ascend(model, soc=soc, fallback="node").nodes[0]
-    assert "ResizeGradD" in report.action and "computes another gradient" in report.action, report.action
+    assert outcomes.count("converted") == len(outcomes), outcomes
+    dy = np.random.default_rng(3).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    attrs = dict(input_size=[1, 2, 5, 5], output_size=[5, 5], scales_h=1.1, scales_w=1.1)
+    model = opset.attach(one_node_model("UpsampleBicubic2dGrad", {"grad_output": dy.shape}, ["dx"], attrs))
+    conversion = ascend.to_ascend(model, soc=soc)
+    (node,) = _ge_nodes(conversion.model)
+    assert node.op_type == "ResizeGradD" and helper.get_attribute_value(
+        next(a for a in node.attribute if a.name == "scales")) == [0.0, 0.0], conversion.summary()
+    reference = torch.ops.aten.upsample_bicubic2d_backward(torch.from_numpy(dy), [5, 5], [1, 2, 5, 5], False,
+                                                           1.1, 1.1).numpy()
+    feeds = {"grad_output": dy}
+    assert _error(cann.run_converted(conversion.model, feeds, conversion.family)["dx"], reference) < 2e-5
+    _set(node, "scales", [1.1, 1.1])
+    assert _error(cann.run_converted(conversion.model, feeds, conversion.family)["dx"], reference) > 0.05
 
 
 def test_resize_grad_d_with_a_wrong_attribute_fails():
