@@ -667,24 +667,28 @@ def _scales_3d(size_in: int, size_out: int, forward: float) -> list[float]:
 
 
 def _put_axis(ge_type: str, ge_attrs: dict, axis: int, value: float) -> None:
-    """Set one axis' scale where the GE op keeps it: the scales list (3-D nearest ops, ResizeGradD), else scales_h /
-    scales_w."""
-    if ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad", "ResizeGradD"):
+    """Set one axis' scale where the GE op keeps it: the scales list (3-D nearest ops, ResizeGradD, the Resize*V2
+    grads), ResizeLinearGrad's scale, else scales_h / scales_w."""
+    if "scales" in ge_attrs:
         ge_attrs["scales"][axis] = float(value)
+    elif ge_type == "ResizeLinearGrad":
+        ge_attrs["scale"] = float(value)
     elif ge_type == "UpsampleTrilinear3dBackward":
         ge_attrs[TRILINEAR_SCALES[axis]] = float(value)
     else:
         ge_attrs[("scales_h", "scales_w")[axis]] = float(value)
 
 
-def _choose_axis_values(ge_type: str, ge_attrs: dict, axes, candidates) -> None:
-    """Per axis, the first candidate attribute value with which the kernel computes the op's matrix (issues A, B):
-    the given scale where the kernel follows it as the op does, else the alternative (0: the size ratio, or a
-    step of 1 for an axis the op copies). Left at the first candidate where none agrees (_check_plan says where)."""
+def _choose_axis_values(ge_type: str, ge_attrs: dict, axes, candidates, family: str | None = None) -> None:
+    """Per axis, the first candidate attribute value with which the kernel (of `family` where it depends on it)
+    computes the op's matrix (issues A, B): the given scale where the kernel follows it as the op does, else the
+    alternative (0: the size ratio, or a step of 1 for an axis the op copies). Left at the first candidate where none
+    agrees (_check_plan says where)."""
+    all_equal = all(i == o for _, i, o, _ in axes)
     for (axis, size_in, size_out, op_matrix), values in zip(axes, candidates, strict=True):
         for value in values:
             _put_axis(ge_type, ge_attrs, axis, value)
-            if _kernel_agrees(ge_type, None, ge_attrs, axis, len(axes), size_in, size_out, op_matrix)[0]:
+            if _kernel_agrees(ge_type, family, ge_attrs, axis, len(axes), size_in, size_out, op_matrix, all_equal)[0]:
                 break
         else:
             if values:
@@ -729,6 +733,9 @@ def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     if _static(original[2:]) and _static(grads[2:]):
         taps, half_pixel = opset.OPS[node.op_type].spec.taps, ge_attrs.get("half_pixel_centers", 0)
         plan.kernel_axes = _op_axes(taps, original[2:], grads[2:], scales, corners, half_pixel)
+        # Ascend 950's kernels read the scales (the TBE ones ignore them): per axis the given scale, else 0 (the size
+        # ratio), e.g. for an axis the op copies under a given scale
+        _choose_axis_values(ge_type, ge_attrs, plan.kernel_axes, [[f, 0.0] for f in scales], family="Ascend 950")
     return plan
 
 
