@@ -285,7 +285,8 @@ def _resize_grad_d_kernel(size_in: int, size_out: int, forward: float, corners: 
     align_corners (0 for one output), else 1 / scale when > 0, else in / out (area_pixel_compute_scale :122-137; the
     scales as check_scale takes them, :338-342); per gradient position the source o * s or s * (o + 0.5) - 0.5
     (:116-120), the index floor at most in - 1 and the fraction clamped to [0, 1] (guard_index_and_lambda :328-336),
-    Keys' a = -0.75 whatever cubic_coeff_a says (:94, 307-326), the four taps clamped into the image (calc :653-671)."""
+    Keys' a = -0.75 whatever cubic_coeff_a says (:46, 92, 307-326), the four taps clamped into the image (calc
+    :653-671)."""
     return _bicubic_kernel(size_in, size_out, float(_forward_step(size_in, size_out, forward, corners)), corners,
                            deterministic=False, guard=True)
 

@@ -462,8 +462,8 @@ def upsample_antialias(dy: np.ndarray, attrs: dict, cubic: bool, family: str, dt
 def _rgd_weights(x_len: int, dy_len: int, scale: np.float32, corners: bool) -> np.ndarray:
     """UpSampleBicubic2dBackward.single_process (RGD:344-375): source scale * o, or scale * (o + 0.5) - 0.5 (:116-120),
     floor (scalar_conv 'floor'), guard_index_and_lambda (:328-336: index at most x - 1, t clamped to [0, 1]),
-    coefficients cubic_convolution2(t + 1), 1(t), 1(1 - t), 2(2 - t) with a = -0.75 (:307-326; Constant.CUBIC_COEFF,
-    :94), each tap index - 1 + i clamped into [0, x - 1] by calc (:653-671)."""
+    coefficients cubic_convolution2(t + 1), 1(t), 1(1 - t), 2(2 - t) with a = -0.75 (:307-326; Constant.CUBIC_COEFF :46,
+    :92), each tap index - 1 + i clamped into [0, x - 1] by calc (:653-671)."""
     a = F32(-0.75)
 
     def conv1(x):
@@ -487,7 +487,7 @@ def resize_grad_d(dy: np.ndarray, attrs: dict, dtype) -> np.ndarray:
     [H, W, N, C], original_size [N, C, H, W], y [H, W, N, C]. Per image axis the scale from area_pixel_compute_scale
     (:122-137): (x-1)/(dy-1) with align_corners (0 for dy = 1), else 1 / scale when > 0, else x / dy, the scales being
     the attribute's (:81-89, 338-342; the tiling words 12-13 that check_scale reads come from an op_tiling that is not
-    public: taken as the attribute). Sums in float32 (a float32 workspace for float16, :100-108); no copy for equal
+    public: taken as the attribute). Sums in float32 (a float32 workspace for float16, :102-109); no copy for equal
     sizes."""
     mode, layout = attrs.get("mode", b"nearest"), attrs.get("data_format", b"NCHW")
     mode, layout = (v.decode() if isinstance(v, bytes) else v for v in (mode, layout))
