@@ -383,6 +383,27 @@ def _aa_weights(x_len: int, dy_len: int, scale: np.float32, cubic: bool, a2: boo
     return w
 
 
+def _aa_bilinear_windows(weights: np.ndarray, scale: np.float32, slide: int) -> np.ndarray:
+    """The A2 / A3 bilinear kernel builds its radio matrix per slide of `slide` inputs (x multiples of it,
+    tiling.cpp:324-367) from the gradients [xMin, xMin + K) only: xMin = max(int((max(a - 1, 0)) / s - support) - 1,
+    0), 0 for s = 0 (kernel.h:303-320); K = Ceil((slide + 4) / s) + Ceil(maxInterpSize) + 4, at most the gradient
+    length (tiling.cpp:294-302; Ceil :528-535). A weight outside its window is never written."""
+    x_len, dy_len = weights.shape
+    support = scale if scale >= F32(1) else F32(1)
+
+    def ceil(v):
+        return int(v) if _float_equal(v, int(v)) else int(v) + 1
+    k = dy_len
+    if scale > 0:
+        k = min(ceil(F32(F32(slide + 4) / scale)) + ceil(F32(int(np.ceil(support)) * 2 + 1)) + 4, dy_len)
+    kept = np.zeros_like(weights)
+    for start in range(0, x_len, slide):
+        low = max(int(F32(F32(max(start - 1, 0)) / scale) - support) - 1, 0) if scale > 0 else 0
+        high = low + min(k, dy_len - low)
+        kept[start:start + slide, low:high] = weights[start:start + slide, low:high]
+    return kept
+
+
 def _aa_gather_bicubic(x_len: int, dy_len: int, scale: np.float32) -> np.ndarray:
     """The arch35 deterministic UpsampleBicubic2dAAGrad: for each input index x, centre x + 0.5, gradients h in
     [floor((c - support) / s + 0.5), floor((c + support) / s - 0.5) + 1) (all for s = 0), each at (h + 0.5) * s
@@ -434,10 +455,14 @@ def upsample_antialias(dy: np.ndarray, attrs: dict, cubic: bool, family: str, dt
         if min(floor_check) < F32(0.02):
             raise Undefined("the tiling refuses a scale below 0.02 (tiling.cpp:199-209)")
 
+    # the bilinear A2 slide: 8 where a resolved scale is in (0, 0.04), else 16 (tiling.cpp:211-221)
+    slide = 8 if any(F32(0) < sc < F32(0.04) for sc in scales) else 16
+
     def weights(axis, s):
         if not a2 and cubic and deterministic:
             return _aa_gather_bicubic(x_shape[axis], dy.shape[axis], s)
-        return _aa_weights(x_shape[axis], dy.shape[axis], s, cubic, a2)
+        full = _aa_weights(x_shape[axis], dy.shape[axis], s, cubic, a2)
+        return _aa_bilinear_windows(full, s, slide) if a2 and not cubic else full
     if not a2:
         if list(dy.shape[2:]) == x_shape[2:] and all(_float_equal(s, 1.0) for s in scales):
             return rounded(dy, dtype)
