@@ -164,6 +164,10 @@ def _record_of(node: onnx.NodeProto) -> dict | None:
 # op only where this matrix equals the op's own (opset/_taps.py) on every axis; docs/ascend.md explains each case.
 OPS_CV = "hicann/ops-cv@6ae8765"
 CANNDEV = "dengguojie/vue-element-admin@57af4a1 (canndev mirror)"
+# ResizeGradD's HWNC kernel is newer than CANNDEV's (whose resize_grad_d.py takes no data_format): the dynamic TBE
+# source shipped in the CANN 8.1.RC1 toolkit, as mirrored publicly
+CANN_TBE = ("leideng/CANN-8.1.RC1@551ed27 Ascend/ascend-toolkit/8.1.RC1/opp/built-in/op_impl/ai_core/tbe/impl/"
+            "dynamic/resize_grad_d.py")
 KERNEL_TBE_FAMILIES = ("Atlas training series", "Atlas inference series", "Atlas A2", "Atlas A3")
 TRILINEAR_SCALES = ("scale_d", "scale_h", "scale_w")  # UpsampleTrilinear3dBackward's inverse scales, D H W
 _SCALE_ONE = 1e-6  # FloatEqual(scale, 1) of the ops-cv kernels: such an axis is copied
@@ -171,6 +175,30 @@ _SCALE_ONE = 1e-6  # FloatEqual(scale, 1) of the ops-cv kernels: such an axis is
 
 def _identity(size_in: int, size_out: int) -> np.ndarray:
     return np.eye(size_out, size_in)
+
+
+def _corners_step(size_in: int, size_out: int) -> np.float32:
+    """The align_corners step of the ops-cv tilings, (in-1)/(out-1) in float32, 0 for one output."""
+    return np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+
+
+def _forward_step(size_in: int, size_out: int, forward: float, corners: bool) -> np.float32:
+    """The step of the kernels given forward scales (Ascend 950's Resize*V2Grad / ResizeLinearGrad, ResizeGradD):
+    (in-1)/(out-1) with align_corners, else 1 / scale when given, else in / out (each cited where it is used)."""
+    if corners:
+        return _corners_step(size_in, size_out)
+    return np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
+
+
+def _ceil_ranges(size_in: int, size_out: int, step: np.float32, offset: float) -> np.ndarray:
+    """The nearest gathers of ops-cv: input x takes the outputs [min(ceil(x * step - offset), out),
+    min(ceil((x + 1) * step - offset), out)), in float32."""
+    edges = np.arange(size_in + 1, dtype=np.float32) * step - np.float32(offset)
+    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
+    m = np.zeros((size_out, size_in))
+    for x in range(size_in):
+        m[max(edges[x], 0):max(edges[x + 1], 0), x] = 1
+    return m
 
 
 def _nearest_kernel(size_in: int, size_out: int, scale: float, exact: bool) -> np.ndarray:
@@ -182,14 +210,7 @@ def _nearest_kernel(size_in: int, size_out: int, scale: float, exact: bool) -> n
     s = np.float32(scale) if scale > 0 else np.float32(size_out) / np.float32(size_in)
     if abs(float(s) - 1.0) < _SCALE_ONE:
         return _identity(size_in, size_out)
-    edges = np.arange(size_in + 1, dtype=np.float32) * s
-    if exact:
-        edges = edges - np.float32(0.5)
-    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
-    m = np.zeros((size_out, size_in))
-    for x in range(size_in):
-        m[max(edges[x], 0):max(edges[x + 1], 0), x] = 1
-    return m
+    return _ceil_ranges(size_in, size_out, s, 0.5 if exact else 0.0)
 
 
 def _linear_rows(size_in: int, source: np.ndarray) -> np.ndarray:
@@ -212,7 +233,7 @@ def _bilinear_kernel(size_in: int, size_out: int, inverse: float, corners: bool)
     (upsample_bilinear2d_grad_kernel.h:345-379), the last input taking both weights (kernel.h:447-451); a scale of 1
     copies (kernel.h:197-198)."""
     if corners:
-        s = np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+        s = _corners_step(size_in, size_out)
     else:
         s = np.float32(inverse) if inverse > 0 else np.float32(size_in) / np.float32(size_out)
     if abs(float(s) - 1.0) < _SCALE_ONE:
@@ -233,7 +254,8 @@ def _trilinear_kernel(size_in: int, size_out: int, inverse: float, corners: bool
     return _bilinear_kernel(size_in, size_out, inverse, corners)
 
 
-def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, deterministic: bool) -> np.ndarray:
+def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, deterministic: bool,
+                    guard: bool = False) -> np.ndarray:
     """UpsampleBicubic2dGrad: the attribute is the inverse scale, used as it is. The tiling runs the deterministic
     kernel when the context asks for it or a step is outside [1/50, 50) (upsample_bicubic2d_grad_tiling.cpp:306-313),
     and that kernel copies an axis of equal sizes whatever its step (tiling.cpp:330-334). Both kernels: source
@@ -245,7 +267,11 @@ def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, det
     o = np.arange(size_out, dtype=np.float32)
     source = o * s if corners else (o + np.float32(0.5)) * s - np.float32(0.5)
     low = np.floor(source).astype(np.int64)
+    if guard:  # guard_index_and_lambda: the index at most in - 1, its fraction clamped to [0, 1]
+        low = np.minimum(low, size_in - 1)
     t = source - low.astype(np.float32)
+    if guard:
+        t = np.clip(t, np.float32(0), np.float32(1))
     from resample_grad.opset._taps import cubic_coefficients  # Keys' polynomial: the kernel's constants are A=-0.75's
     m = np.zeros((size_out, size_in))
     for k, w in enumerate(cubic_coefficients(t, -0.75)):
@@ -253,12 +279,115 @@ def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, det
     return m
 
 
+def _resize_grad_d_kernel(size_in: int, size_out: int, forward: float, corners: bool) -> np.ndarray:
+    """ResizeGradD, mode cubic, data_format HWNC: the TBE kernel UpSampleBicubic2dBackward of CANN 8.1.RC1 (CANN_TBE
+    dynamic/resize_grad_d.py:55-703, chosen at :1349-1356). No copy for equal sizes; s = (in-1)/(out-1) with
+    align_corners (0 for one output), else 1 / scale when > 0, else in / out (area_pixel_compute_scale :122-137; the
+    scales as check_scale takes them, :338-342); per gradient position the source o * s or s * (o + 0.5) - 0.5
+    (:116-120), the index floor at most in - 1 and the fraction clamped to [0, 1] (guard_index_and_lambda :328-336),
+    Keys' a = -0.75 whatever cubic_coeff_a says (:46, 92, 307-326), the four taps clamped into the image (calc
+    :653-671)."""
+    return _bicubic_kernel(size_in, size_out, float(_forward_step(size_in, size_out, forward, corners)), corners,
+                           deterministic=False, guard=True)
+
+
+def _aa_filter(cubic: bool, distance: np.float32, a2: bool) -> np.float32:
+    """The antialias filters: triangle 1 - |x| below 1 (upsample_bilinear2d_aa_backward_kernel.h:56-65, arch35
+    _simt_base.h:46-53); Keys with a = -0.5: (1.5 x - 2.5) x^2 + 1 below 1, ((2.5 - 0.5 x) x - 4) x + 2 beyond, with
+    0 from 2 on Ascend 950 only (upsample_bicubic2d_aa_grad_kernel.h:64-73; arch35 _common.h:32-50)."""
+    x, f = abs(np.float32(distance)), np.float32
+    if not cubic:
+        return f(1) - x if x < 1 else f(0)
+    if x < 1:
+        return (f(1.5) * x - f(2.5)) * x * x + f(1)
+    return ((f(2.5) - f(0.5) * x) * x - f(4)) * x + f(2) if x < 2 or a2 else f(0)
+
+
+def _antialias_kernels(size_in: int, size_out: int, given: float, corners: bool, cubic: bool,
+                       family: str | None) -> list[np.ndarray]:
+    """UpsampleBilinear2dAABackward / UpsampleBicubic2dAAGrad. The tiling resolves the inverse scale s: (in-1)/(out-1)
+    with align_corners (0 for one output), else the attribute when > 0, else in / out
+    (upsample_bilinear2d_aa_backward_tiling.cpp:255-268, arch35 _tiling_arch35.cpp:143-166;
+    upsample_bicubic2d_aa_grad_tiling.cpp:198-214, whose attribute 1 is input_size: :70-74, 414-421; arch35
+    :158-173); support s * (1 or 2) when s >= 1, else 1 or 2, invscale 1 / s or 1 (tiling.cpp:239-252,
+    bicubic :178-194). A2 / A3 skip an axis of scale 1 (bilinear: the attribute, or equal sizes without one or with
+    align_corners, tiling.cpp:270-277; bicubic: the resolved scale, :169-174); Ascend 950 copies only when both axes
+    keep their size at scale 1 (arch35 tiling :116-141), which computing gives too. For each gradient index o:
+    centre c = (o + 0.5) * s, the inputs [max(floor(c + 0.5 - support), 0), min(floor(c + 0.5 + support), in)), at
+    most 2 ceil(support) + 1 of them on A2 / A3, each weighted filter((i - c + 0.5) * invscale) over their float32
+    sum (kernel.h:302-351, 404-439; bicubic kernel.h:375-415, 488-520; arch35 simt_base.h:87-121). Ascend 950 also
+    has a deterministic kernel (the tiling's GetDeterministic); the bicubic one centres a gradient at 0 for a scale
+    of 0 (_simt_base_deter.h:101), the other at 0.5 (_simt_base.h:37): both are returned."""
+    f = np.float32
+    s = _corners_step(size_in, size_out) if corners else f(given) if given > 0 else f(size_in) / f(size_out)
+    a2 = family != "Ascend 950"
+    skip = abs(float(s) - 1) < _SCALE_ONE if cubic else \
+        abs(given - 1) < _SCALE_ONE if given > 0 and not corners else size_in == size_out
+    if a2 and skip:
+        return [_identity(size_in, size_out) if size_in == size_out else np.full((size_out, size_in), np.nan)]
+    half = f(2) if cubic else f(1)
+    support, inv = (half * s, f(1) / s) if s >= 1 else (half, f(1))
+    centres = [(f(o) + f(0.5)) * s for o in range(size_out)]
+    variants = [centres] + ([[c if s > 0 else f(0.5) for c in centres]] if cubic and not a2 else [])
+    out = []
+    for centre_of in variants:
+        m = np.zeros((size_out, size_in))
+        for o, c in enumerate(centre_of):
+            # A2 adds 0.5 -+ support (one rounding), Ascend 950 subtracts the support, then adds 0.5
+            low = np.floor(c + (f(0.5) - support) if a2 else c - support + f(0.5))
+            high = np.floor(c + (f(0.5) + support) if a2 else c + support + f(0.5))
+            low, high = max(int(low), 0), min(int(high), size_in)
+            if a2:
+                high = min(high, low + int(np.ceil(support)) * 2 + 1)
+            taps = [_aa_filter(cubic, (f(i) - c + f(0.5)) * inv, a2) for i in range(low, high)]
+            total = f(0)
+            for w in taps:
+                total = f(total + w)
+            if total != 0:
+                m[o, low:high] = [float(f(w / total)) for w in taps]
+        out.append(m)
+    return out
+
+
+def _clamped_tent_kernel(size_in: int, size_out: int, forward: float, corners: bool, half_pixel: bool,
+                         all_equal: bool) -> np.ndarray:
+    """ResizeBilinearV2Grad and ResizeLinearGrad on Ascend 950 (ops-cv arch35): equal sizes on every axis copy whatever
+    the scales (all-copy: resize_bilinear_v2_grad_tiling_arch35.cpp:310-313, 446-451; resize_linear_grad_tiling_arch35
+    .cpp:193-196); else s = (in-1)/(out-1) with align_corners, 1 / scale, or in/out (SetScales :352-394;
+    LinearComputeGrad :352-368), and each gradient o lands on the tent around its source (o + off) * s - off clamped
+    to [0, in - 1]: the scatter kernels' floor / delta pair (simt.h:121-150; resize_linear_grad_simt_no_determine.h:
+    52-78), their point copies at integer steps (which land on integer sources) and the deterministic gathers'
+    1 - |clamp(out) - h| (simt_determine.h:85-119, simt_determine_scales.h:78-229; resize_linear_grad_simt_determine
+    .h:40-104) are that one matrix."""
+    if all_equal:
+        return _identity(size_in, size_out)
+    f, s = np.float32, _forward_step(size_in, size_out, forward, corners)
+    off = f(0.5) if half_pixel else f(0)
+    source = np.clip((np.arange(size_out, dtype=f) + off) * s - off, f(0), f(size_in - 1))
+    return _linear_rows(size_in, source)
+
+
+def _bicubic_v2_950_kernel(size_in: int, size_out: int, forward: float, corners: bool,
+                           all_equal: bool) -> np.ndarray:
+    """ResizeBicubicV2Grad on Ascend 950 (ops-cv arch35): equal sizes on both axes copy whatever the scales (all-copy
+    tiling, resize_bicubic_v2_grad_all_copy_tiling_arch35.cpp:23-27); else s = (in-1)/(out-1) with align_corners
+    (0 for one output; in/out in the deterministic kernel, the same source 0), 1 / scale, or in/out (SetScales,
+    base_tiling_arch35.cpp:315-360), source s * o or s * (o + 0.5) - 0.5 unclamped (op_kernel/arch35/
+    resize_bicubic_v2_grad_base.h:72-80), Keys' a = -0.75 on the four taps floor - 1 .. floor + 2 clamped into the
+    image: the scatter kernel's coefficients (simt.h:100-145) and the deterministic gather's |src - h| form, with the
+    clamped taps on the first and last index (simt_determine.h:132-345), are one matrix, UpsampleBicubic2dGrad's."""
+    if all_equal:
+        return _identity(size_in, size_out)
+    return _bicubic_kernel(size_in, size_out, float(_forward_step(size_in, size_out, forward, corners)), corners,
+                           deterministic=False)
+
+
 def _tbe_scale(size_in: int, size_out: int, corners: bool) -> np.float32:
     """The older ResizeBilinearV2Grad / ResizeNearestNeighborV2Grad (TBE) read no `scales`: image / grads from the
     sizes, (in-1)/(out-1) with align_corners (CANNDEV ops/built-in/tbe/impl/dynamic/resize_bilinear_v2_grad.py:
     398-419, dynamic/resize_nearest_neighbor_v2_grad.py:171-216; their signatures :1213, :930 take no scales)."""
     if corners:
-        return np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+        return _corners_step(size_in, size_out)
     return np.float32(size_in) / np.float32(size_out)
 
 
@@ -305,18 +434,13 @@ def _nearest_v2_950_kernel(size_in: int, size_out: int, forward: float, corners:
         return _identity(size_in, size_out)
     m = np.zeros((size_out, size_in))
     if corners:
-        s = np.float32(size_in - 1) / np.float32(size_out - 1) if size_out > 1 else np.float32(0)
+        s = _corners_step(size_in, size_out)
         product = np.arange(size_out, dtype=np.float32) * s
         index = np.floor(product) + (product - np.floor(product) >= np.float32(0.5))  # roundf: half away from 0
         m[np.arange(size_out), np.minimum(index.astype(np.int64), size_in - 1)] = 1
         return m
-    s = np.float32(1) / np.float32(forward) if forward > 0 else np.float32(size_in) / np.float32(size_out)
-    inv = np.float32(1) / s
-    edges = np.arange(size_in + 1, dtype=np.float32) * inv - np.float32(0.5 if half_pixel else 0)
-    edges = np.minimum(np.ceil(edges), size_out).astype(np.int64)
-    for y in range(size_in):
-        m[max(edges[y], 0):max(edges[y + 1], 0), y] = 1
-    return m
+    s = _forward_step(size_in, size_out, forward, False)
+    return _ceil_ranges(size_in, size_out, np.float32(1) / s, 0.5 if half_pixel else 0.0)
 
 
 def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, spatial: int, size_in: int,
@@ -337,10 +461,23 @@ def _kernel_matrices(ge_type: str, family: str | None, attrs: dict, axis: int, s
         return [_trilinear_kernel(size_in, size_out, attrs[TRILINEAR_SCALES[axis]], corners)]
     if ge_type == "UpsampleBicubic2dGrad":
         return [_bicubic_kernel(size_in, size_out, attrs[two], corners, d) for d in (False, True)]
+    if ge_type == "ResizeGradD" and attrs.get("mode") == "cubic" and attrs.get("data_format") == "HWNC":
+        corners = attrs.get("coordinate_transformation_mode") == "align_corners"
+        return [_resize_grad_d_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners)]
+    if ge_type in ("UpsampleBilinear2dAABackward", "UpsampleBicubic2dAAGrad"):
+        return _antialias_kernels(size_in, size_out, attrs[two], corners, "Bicubic" in ge_type, family)
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeBilinearV2Grad":
         return [_tbe_bilinear_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))]
     if family in KERNEL_TBE_FAMILIES and ge_type == "ResizeNearestNeighborV2Grad":
         return _tbe_nearest_kernel(size_in, size_out, corners, bool(attrs.get("half_pixel_centers", 0)))
+    if family == "Ascend 950" and ge_type == "ResizeBilinearV2Grad":
+        return [_clamped_tent_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
+                                     bool(attrs.get("half_pixel_centers", 0)), all_equal)]
+    if family == "Ascend 950" and ge_type == "ResizeBicubicV2Grad":
+        return [_bicubic_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
+                                       all_equal)]
+    if family == "Ascend 950" and ge_type == "ResizeLinearGrad":  # no half_pixel_centers: half-pixel unless corners
+        return [_clamped_tent_kernel(size_in, size_out, attrs.get("scale", 0.0), corners, not corners, all_equal)]
     if family == "Ascend 950" and ge_type == "ResizeNearestNeighborV2Grad":
         return [_nearest_v2_950_kernel(size_in, size_out, (attrs.get("scales") or [0.0, 0.0])[axis], corners,
                                        bool(attrs.get("half_pixel_centers", 0)), all_equal)]
@@ -499,7 +636,9 @@ def _upsample_plan(node, ctx: _Context, ge_type: str) -> GePlan:
                         cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="cubic",
                         nearest_mode="round_prefer_floor",
                         data_format="HWNC")  # as CANN's only caller (ops-cv resize_grad_d.cpp), on HWNC data
-        candidates = None
+        # the given scale, else 0 (the size ratio): aten copies a tensor whose axes all keep their size, whatever
+        # the scales, and the kernel resamples such an axis by its scale
+        candidates = [[f, 0.0] for f in forward]
     else:  # UpsampleBilinear2dGrad and the antialias ops: inverse scales
         ge_attrs = dict(output_size=out, input_size=size, align_corners=corners, scales_h=_inverse(forward[0]),
                         scales_w=_inverse(forward[1]))
@@ -529,23 +668,28 @@ def _scales_3d(size_in: int, size_out: int, forward: float) -> list[float]:
 
 
 def _put_axis(ge_type: str, ge_attrs: dict, axis: int, value: float) -> None:
-    """Set one axis' scale where the GE op keeps it: the 3-D ops' scales list, else scales_h / scales_w."""
-    if ge_type in ("UpsampleNearest3dGrad", "UpsampleNearestExact3dGrad"):
+    """Set one axis' scale where the GE op keeps it: the scales list (3-D nearest ops, ResizeGradD, the Resize*V2
+    grads), ResizeLinearGrad's scale, else scales_h / scales_w."""
+    if "scales" in ge_attrs:
         ge_attrs["scales"][axis] = float(value)
+    elif ge_type == "ResizeLinearGrad":
+        ge_attrs["scale"] = float(value)
     elif ge_type == "UpsampleTrilinear3dBackward":
         ge_attrs[TRILINEAR_SCALES[axis]] = float(value)
     else:
         ge_attrs[("scales_h", "scales_w")[axis]] = float(value)
 
 
-def _choose_axis_values(ge_type: str, ge_attrs: dict, axes, candidates) -> None:
-    """Per axis, the first candidate attribute value with which the kernel computes the op's matrix (issues A, B):
-    the given scale where the kernel follows it as the op does, else the alternative (0: the size ratio, or a
-    step of 1 for an axis the op copies). Left at the first candidate where none agrees (_check_plan says where)."""
+def _choose_axis_values(ge_type: str, ge_attrs: dict, axes, candidates, family: str | None = None) -> None:
+    """Per axis, the first candidate attribute value with which the kernel (of `family` where it depends on it)
+    computes the op's matrix (issues A, B): the given scale where the kernel follows it as the op does, else the
+    alternative (0: the size ratio, or a step of 1 for an axis the op copies). Left at the first candidate where none
+    agrees (_check_plan says where)."""
+    all_equal = all(i == o for _, i, o, _ in axes)
     for (axis, size_in, size_out, op_matrix), values in zip(axes, candidates, strict=True):
         for value in values:
             _put_axis(ge_type, ge_attrs, axis, value)
-            if _kernel_agrees(ge_type, None, ge_attrs, axis, len(axes), size_in, size_out, op_matrix)[0]:
+            if _kernel_agrees(ge_type, family, ge_attrs, axis, len(axes), size_in, size_out, op_matrix, all_equal)[0]:
                 break
         else:
             if values:
@@ -590,6 +734,9 @@ def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
     if _static(original[2:]) and _static(grads[2:]):
         taps, half_pixel = opset.OPS[node.op_type].spec.taps, ge_attrs.get("half_pixel_centers", 0)
         plan.kernel_axes = _op_axes(taps, original[2:], grads[2:], scales, corners, half_pixel)
+        # Ascend 950's kernels read the scales (the TBE ones ignore them): per axis the given scale, else 0 (the size
+        # ratio), e.g. for an axis the op copies under a given scale
+        _choose_axis_values(ge_type, ge_attrs, plan.kernel_axes, [[f, 0.0] for f in scales], family="Ascend 950")
     return plan
 
 
@@ -884,11 +1031,14 @@ def _check_plan(plan: GePlan, dtype: str, family: str, cast: bool, wide_modes: b
         agrees, where = _kernel_agrees(plan.ge_type, family, plan.attrs, axis, len(plan.kernel_axes), size_in,
                                        size_out, op_matrix, all_equal)
         label = ("D", "H", "W")[3 - len(plan.kernel_axes) + axis]
-        if agrees is not None:
-            check(f"kernel computes the op on {label}", agrees,
-                  f"{size_in} -> {size_out}: " + ("its index map and weights are the op's" if agrees else where),
-                  f"{plan.ge_type} on {family} computes another gradient on {label} ({size_in} -> {size_out}): "
-                  f"{where}")
+        if agrees is None:  # never converted unchecked: what the kernel computes there is not read from a source
+            check(f"kernel computes the op on {label}", False, f"{size_in} -> {size_out}: {where}",
+                  f"what {plan.ge_type} computes on {family} with these attributes is not modelled from a public "
+                  f"kernel source, so it is not converted unchecked")
+            break
+        check(f"kernel computes the op on {label}", agrees,
+              f"{size_in} -> {size_out}: " + ("its index map and weights are the op's" if agrees else where),
+              f"{plan.ge_type} on {family} computes another gradient on {label} ({size_in} -> {size_out}): {where}")
     return checks, problems, needs_cast
 
 

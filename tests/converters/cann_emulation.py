@@ -6,6 +6,9 @@ project's references: each formula cites its file and line at
     OPS_CV   hicann/ops-cv @ 6ae87653464d2afb064c829e529abba2e278b0c4 (image/<op>/op_host, op_kernel)
     CANNDEV  dengguojie/vue-element-admin @ 57af4a169fb94656ab03005d102f65f18d9e61f7, a public mirror of Ascend
              canndev: the TBE kernels (ops/built-in/tbe/impl/...) of the ops that ops-cv registers on Ascend 950 only
+    RGD      leideng/CANN-8.1.RC1 @ 551ed27c, Ascend/ascend-toolkit/8.1.RC1/opp/built-in/op_impl/ai_core/tbe/impl/
+             dynamic/resize_grad_d.py: the TBE ResizeGradD of the CANN 8.1.RC1 toolkit (CANNDEV's predates its
+             data_format attribute)
 
 `run_converted` runs a model written by to_ascend: its standard helper nodes (Cast, Unsqueeze, Squeeze,
 Transpose) in NumPy, each GE node through the emulation of its kernel on the given product family. A GE op
@@ -307,6 +310,228 @@ def upsample_bicubic_2d(dy: np.ndarray, attrs: dict, x_shape, dtype, determinist
     return out
 
 
+# --------------------------------------------------------------------------- antialias (ops-cv)
+
+AA_BL = "image/upsample_bilinear2d_aa_backward"
+AA_BC = "image/upsample_bicubic2d_aa_grad"
+
+
+def _aa_filter(x: np.float32, cubic: bool, a2: bool) -> np.float32:
+    """weightCalculate (AA_BL/op_kernel/..._kernel.h:56-65; arch35 _simt_base.h:46-53) and the bicubic getWeight
+    (AA_BC/op_kernel/..._kernel.h:64-73: no test for |x| >= 2) or CubicFilterAA (arch35 _common.h:32-50: 0 from 2)."""
+    x = F32(abs(F32(x)))
+    if not cubic:
+        return F32(F32(1) - x) if x < F32(1) else F32(0)
+    if x < F32(1):
+        return F32(F32(F32(F32(F32(1.5) * x) - F32(2.5)) * x) * x + F32(1))
+    if not a2 and x >= F32(2):
+        return F32(0)
+    if a2:
+        return F32(F32(F32(F32(F32(2.5) - F32(F32(0.5) * x)) * x) - F32(4)) * x + F32(2))
+    return F32(F32(F32(F32(F32(-0.5) * x) + F32(2.5)) * x - F32(4)) * x + F32(2))
+
+
+def _aa_scale(x_len: int, dy_len: int, corners: bool, attr: float) -> np.float32:
+    """ComputeScaleValue (AA_BL/op_host/..._tiling.cpp:255-268, arch35 _tiling_arch35.cpp:143-166) and
+    compute_scale_value (AA_BC/op_host/..._tiling.cpp:198-214, its `output_size` being attribute 1, input_size:
+    :70-74, 414-421; arch35 :158-173): (x-1)/(dy-1) with align_corners (0 for dy = 1; bicubic A2: 1 for equal
+    sizes), else the attribute when > 0, else x / dy."""
+    if corners:
+        return F32(x_len - 1) / F32(dy_len - 1) if dy_len > 1 else F32(0)
+    return F32(attr) if attr > 0 else F32(x_len) / F32(dy_len)
+
+
+def _aa_window(center: np.float32, support: np.float32, x_len: int, a2: bool, cubic: bool):
+    """xMin = max(floor(center + (0.5 - support)), 0), xSize = min(floor(center + (0.5 + support)), x) - xMin, capped
+    at maxInterpSize = 2 ceil(support) + 1 (A2: kernel.h:331-349; AA_BC kernel.h:397-414; tiling.cpp:244-245, AA_BC
+    :184-185); arch35: floorf(center - support + 0.5), floorf(center + support + 0.5) (simt_base.h:88-89, AA_BC
+    _simt_base.h:39-42)."""
+    if a2:
+        low = max(F32(np.floor(F32(center + F32(F32(0.5) - support)))), F32(0))
+        size = min(F32(np.floor(F32(center + F32(F32(0.5) + support)))), F32(x_len)) - low
+        size = max(min(size, F32(int(np.ceil(support)) * 2 + 1)), F32(0))
+        return int(low), int(low) + int(size)
+    low = max(int(np.floor(F32(F32(center - support) + F32(0.5)))), 0)
+    return low, min(int(np.floor(F32(F32(center + support) + F32(0.5)))), x_len)
+
+
+def _aa_weights(x_len: int, dy_len: int, scale: np.float32, cubic: bool, a2: bool) -> np.ndarray:
+    """The scatter form (A2 / A3 radio matrices, the arch35 non-deterministic SIMT kernels): per gradient index o,
+    centre (o + 0.5) * s (A2: Adds 0.5 then Muls, kernel.h:325-327; arch35 bicubic: 0.5 for s = 0, _simt_base.h:37),
+    w = filter((i - centre + 0.5) * invscale) on the window, divided by their float32 sum when it is not 0
+    (kernel.h:420-438; AA_BC kernel.h:503-520; arch35 simt_base.h:90-121, AA_BC _simt_base.h:44-98). support and
+    invscale from the tiling (tiling.cpp:239-252; AA_BC tiling.cpp:178-194)."""
+    half = F32(2) if cubic else F32(1)
+    support = F32(half * scale) if scale >= F32(1) else half
+    inv = F32(F32(1) / scale) if scale >= F32(1) else F32(1)
+    w = np.zeros((x_len, dy_len))
+    for o in range(dy_len):
+        center = F32(F32(F32(o) + F32(0.5)) * scale)
+        if cubic and not a2 and scale <= 0:
+            center = F32(0.5)
+        low, high = _aa_window(center, support, x_len, a2, cubic)
+        taps = [_aa_filter(F32(F32(F32(F32(i) - center) + F32(0.5)) * inv), cubic, a2) for i in range(low, high)]
+        total = F32(0)
+        for t in taps:
+            total = F32(total + t)
+        # A2 bilinear: totalW > 0 (kernel.h:428); A2 bicubic: !FloatEqual(total_w, 0) (AA_BC kernel.h:516); arch35:
+        # != 0 (simt_base.h:110-117; AA_BC _simt_base.h:75-77)
+        keep = (total > 0 if not cubic else not _float_equal(total, 0.0)) if a2 else total != 0
+        if keep:
+            for i, t in zip(range(low, high), taps, strict=True):
+                w[i, o] = F32(t / total)
+    return w
+
+
+def _aa_bilinear_windows(weights: np.ndarray, scale: np.float32, slide: int) -> np.ndarray:
+    """The A2 / A3 bilinear kernel builds its radio matrix per slide of `slide` inputs (x multiples of it,
+    tiling.cpp:324-367) from the gradients [xMin, xMin + K) only: xMin = max(int((max(a - 1, 0)) / s - support) - 1,
+    0), 0 for s = 0 (kernel.h:303-320); K = Ceil((slide + 4) / s) + Ceil(maxInterpSize) + 4, at most the gradient
+    length (tiling.cpp:294-302; Ceil :528-535). A weight outside its window is never written."""
+    x_len, dy_len = weights.shape
+    support = scale if scale >= F32(1) else F32(1)
+
+    def ceil(v):
+        return int(v) if _float_equal(v, int(v)) else int(v) + 1
+    k = dy_len
+    if scale > 0:
+        k = min(ceil(F32(F32(slide + 4) / scale)) + ceil(F32(int(np.ceil(support)) * 2 + 1)) + 4, dy_len)
+    kept = np.zeros_like(weights)
+    for start in range(0, x_len, slide):
+        low = max(int(F32(F32(max(start - 1, 0)) / scale) - support) - 1, 0) if scale > 0 else 0
+        high = low + min(k, dy_len - low)
+        kept[start:start + slide, low:high] = weights[start:start + slide, low:high]
+    return kept
+
+
+def _aa_gather_bicubic(x_len: int, dy_len: int, scale: np.float32) -> np.ndarray:
+    """The arch35 deterministic UpsampleBicubic2dAAGrad: for each input index x, centre x + 0.5, gradients h in
+    [floor((c - support) / s + 0.5), floor((c + support) / s - 0.5) + 1) (all for s = 0), each at (h + 0.5) * s
+    weighted CubicFilterAA((c - oc) * invscale) over the sum of the filter at the k + 0.5 within support of oc,
+    k in [floor(oc - support - 0.5), floor(oc + support + 0.5) + 1) clamped to the image
+    (AA_BC/op_kernel/arch35/upsample_bicubic2d_aa_grad_simt_base_deter.h:30-71, 89-118)."""
+    support = F32(F32(2) * scale) if scale >= F32(1) else F32(2)
+    inv = F32(F32(1) / scale) if scale >= F32(1) else F32(1)
+    w = np.zeros((x_len, dy_len))
+    for x in range(x_len):
+        c = F32(F32(x) + F32(0.5))
+        if scale > 0:
+            lo = max(int(np.floor(F32(F32(F32(c - support) / scale) + F32(0.5)))), 0)
+            hi = min(int(np.floor(F32(F32(F32(c + support) / scale) - F32(0.5)))) + 1, dy_len)
+        else:
+            lo, hi = 0, dy_len
+        for h in range(lo, hi):
+            oc = F32(F32(F32(h) + F32(0.5)) * scale)
+            weight = _aa_filter(F32(F32(c - oc) * inv), True, False)
+            if weight == 0:
+                continue
+            total = F32(0)
+            for k in range(max(int(np.floor(F32(F32(oc - support) - F32(0.5)))), 0),
+                           min(int(np.floor(F32(F32(oc + support) + F32(0.5)))) + 1, x_len)):
+                kc = F32(F32(k) + F32(0.5))
+                if abs(F32(kc - oc)) <= support:
+                    total = F32(total + _aa_filter(F32(F32(kc - oc) * inv), True, False))
+            w[x, h] = F32(weight / total) if total != 0 else weight
+    return w
+
+
+def upsample_antialias(dy: np.ndarray, attrs: dict, cubic: bool, family: str, dtype, deterministic: bool):
+    """UpsampleBilinear2dAABackward / UpsampleBicubic2dAAGrad (A2 / A3 and Ascend 950: AA_BL/op_host/
+    upsample_bilinear2d_aa_backward_def.cpp:39-57, AA_BC/op_host/upsample_bicubic2d_aa_grad_def.cpp:34-51).
+    A2 / A3: the W pass, then the H pass, each skipped where the tiling says no resize (bilinear: the attribute 1,
+    or equal sizes without one or with align_corners, tiling.cpp:223-232, 270-277, both skipped means H runs;
+    bicubic: the resolved scale 1, tiling.cpp:169-174, kernel.h:354-372). The tilings refuse a resolved scale
+    below 0.02 (bilinear CheckScales tiling.cpp:199-209 from the attribute or x/dy). Ascend 950: copy when both
+    axes keep their size at scale 1 (arch35 tilings :116-141), else one SIMT kernel over both axes (the product of
+    the two axes' weights: emulated as two passes in float32)."""
+    x_shape, corners = list(attrs["input_size"]), bool(attrs.get("align_corners", 0))
+    given = [float(attrs.get(n, 0.0)) for n in ("scales_h", "scales_w")]
+    scales = [_aa_scale(x_shape[k], dy.shape[k], corners, given[k - 2]) for k in (2, 3)]
+    a2 = family in ("Atlas A2", "Atlas A3")
+    if not a2 and family != "Ascend 950":
+        raise NotEmulated(f"{'UpsampleBicubic2dAAGrad' if cubic else 'UpsampleBilinear2dAABackward'} on {family}")
+    if not cubic and a2:
+        floor_check = [F32(g) if g > 0 else F32(x_shape[k + 2]) / F32(dy.shape[k + 2]) for k, g in enumerate(given)]
+        if min(floor_check) < F32(0.02):
+            raise Undefined("the tiling refuses a scale below 0.02 (tiling.cpp:199-209)")
+
+    # the bilinear A2 slide: 8 where a resolved scale is in (0, 0.04), else 16 (tiling.cpp:211-221)
+    slide = 8 if any(F32(0) < sc < F32(0.04) for sc in scales) else 16
+
+    def weights(axis, s):
+        if not a2 and cubic and deterministic:
+            return _aa_gather_bicubic(x_shape[axis], dy.shape[axis], s)
+        full = _aa_weights(x_shape[axis], dy.shape[axis], s, cubic, a2)
+        return _aa_bilinear_windows(full, s, slide) if a2 and not cubic else full
+    if not a2:
+        if list(dy.shape[2:]) == x_shape[2:] and all(_float_equal(s, 1.0) for s in scales):
+            return rounded(dy, dtype)
+        return _contract(_contract(dy, 3, weights(3, scales[1]), np.float32), 2, weights(2, scales[0]), dtype)
+    if cubic:
+        need = [not _float_equal(s, 1.0) for s in scales]
+    else:
+        need = [not _float_equal(g, 1.0) if g > 0 and not corners else x_shape[k + 2] != dy.shape[k + 2]
+                for k, g in enumerate(given)]
+    out = dy
+    if need[1]:
+        out = _contract(out, 3, weights(3, scales[1]), dtype)
+    if need[0] or not need[1]:
+        out = _contract(out, 2, weights(2, scales[0]), dtype)
+    if list(out.shape) != x_shape:
+        raise Undefined(f"the kernel leaves shape {list(out.shape)}, input_size is {x_shape}")
+    return out
+
+
+# --------------------------------------------------------------------------- ResizeGradD (TBE, CANN 8.1.RC1)
+
+def _rgd_weights(x_len: int, dy_len: int, scale: np.float32, corners: bool) -> np.ndarray:
+    """UpSampleBicubic2dBackward.single_process (RGD:344-375): source scale * o, or scale * (o + 0.5) - 0.5 (:116-120),
+    floor (scalar_conv 'floor'), guard_index_and_lambda (:328-336: index at most x - 1, t clamped to [0, 1]),
+    coefficients cubic_convolution2(t + 1), 1(t), 1(1 - t), 2(2 - t) with a = -0.75 (:307-326; Constant.CUBIC_COEFF :46,
+    :92), each tap index - 1 + i clamped into [0, x - 1] by calc (:653-671)."""
+    a = F32(-0.75)
+
+    def conv1(x):
+        return F32(F32(F32(F32(F32(a + F32(2)) * x) - F32(a + F32(3))) * x) * x + F32(1))
+
+    def conv2(x):
+        return F32(F32(F32(F32(F32(F32(a * x) - F32(F32(5) * a)) * x) + F32(F32(8) * a)) * x) - F32(F32(4) * a))
+    w = np.zeros((x_len, dy_len))
+    for o in range(dy_len):
+        real = F32(F32(scale * F32(o)) * F32(1)) if corners else F32(F32(scale * F32(F32(o) + F32(0.5))) - F32(0.5))
+        index = min(int(np.floor(real)), x_len - 1)
+        t = min(max(F32(real - F32(index)), F32(0)), F32(1))
+        rest = F32(F32(1) - t)
+        for k, c in enumerate((conv2(F32(t + F32(1))), conv1(t), conv1(rest), conv2(F32(rest + F32(1))))):
+            w[min(max(index - 1 + k, 0), x_len - 1), o] += c
+    return w
+
+
+def resize_grad_d(dy: np.ndarray, attrs: dict, dtype) -> np.ndarray:
+    """ResizeGradD with mode cubic and data_format HWNC (RGD:1349-1356 pick UpSampleBicubic2dBackward): grads
+    [H, W, N, C], original_size [N, C, H, W], y [H, W, N, C]. Per image axis the scale from area_pixel_compute_scale
+    (:122-137): (x-1)/(dy-1) with align_corners (0 for dy = 1), else 1 / scale when > 0, else x / dy, the scales being
+    the attribute's (:81-89, 338-342; the tiling words 12-13 that check_scale reads come from an op_tiling that is not
+    public: taken as the attribute). Sums in float32 (a float32 workspace for float16, :102-109); no copy for equal
+    sizes."""
+    mode, layout = attrs.get("mode", b"nearest"), attrs.get("data_format", b"NCHW")
+    mode, layout = (v.decode() if isinstance(v, bytes) else v for v in (mode, layout))
+    if mode != "cubic" or layout != "HWNC":
+        raise NotEmulated(f"ResizeGradD mode {mode!r}, data_format {layout!r}")
+    ctm = attrs.get("coordinate_transformation_mode", b"half_pixel")
+    corners = (ctm.decode() if isinstance(ctm, bytes) else ctm) == "align_corners"
+    size, scales = list(attrs["original_size"]), list(attrs.get("scales") or [0.0, 0.0])
+    out = dy
+    for k in (0, 1):
+        x_len, dy_len, given = size[2 + k], dy.shape[k], float(scales[k])
+        if corners:
+            s = F32(F32(x_len - 1) / F32(dy_len - 1)) if dy_len > 1 else F32(0)
+        else:
+            s = F32(F32(1) / F32(given)) if given > 0 else F32(F32(x_len) / F32(dy_len))
+        out = _contract(out, k, _rgd_weights(x_len, dy_len, s, corners), np.float32)
+    return rounded(out, dtype)
+
+
 # --------------------------------------------------------------------------- the TBE kernels (canndev)
 
 def _tbe_scale(image: int, grads: int, corners: bool) -> np.float32:
@@ -408,6 +633,258 @@ def ascend950_resize_nearest_neighbor_v2(dy: np.ndarray, attrs: dict, dtype) -> 
     return out
 
 
+RB = "image/resize_bilinear_v2_grad"
+
+
+def _rb950_scale(image: int, grads: int, corners: bool, given: float, deterministic: bool) -> np.float32:
+    """SetScales (RB/op_host/arch35/resize_bilinear_v2_grad_tiling_arch35.cpp:352-394): align_corners: (image-1) /
+    (grads-1) when grads > 1 (the deterministic kernels: and image > 1), else 0 (deterministic: image / grads);
+    otherwise 1 / scales[k] when > 0, else image / grads."""
+    if corners:
+        if grads > 1 and (image > 1 or not deterministic):
+            return F32(F32(image - 1) / F32(grads - 1))
+        return F32(F32(image) / F32(grads)) if deterministic else F32(0)
+    return F32(F32(1) / F32(given)) if given > 0 else F32(F32(image) / F32(grads))
+
+
+def _rb950_scatter(image: int, grads: int, s: np.float32, half: bool) -> np.ndarray:
+    """The non-deterministic SIMT kernel (RB/op_kernel/arch35/resize_bilinear_v2_grad_simt.h:121-150): source
+    (o + off) * s - off, clamped at 0, left = min(floor, image - 1), delta clamped to [0, 1], right = left + 1 below
+    the last index; atomic adds of (1 - delta) and delta."""
+    off, w = F32(0.5 if half else 0), np.zeros((image, grads))
+    for o in range(grads):
+        src = max(F32(F32(F32(o) + off) * s) - off, F32(0))
+        left = min(int(np.floor(src)), image - 1)
+        delta = min(max(F32(src - F32(left)), F32(0)), F32(1))
+        w[left, o] += F32(F32(1) - delta)
+        w[left + 1 if left < image - 1 else left, o] += delta
+    return w
+
+
+def _rb950_gather(image: int, grads: int, s: np.float32, half: bool, scales: bool) -> np.ndarray:
+    """The deterministic SIMT kernels, per image index h: grads from max(0, ceil((h - 1 + off) / s - off)) on
+    (inverseScale = 1 / s, tiling :390-393), each at out = (i + off) * s - off, weight 1 - |clamp(out, 0, image - 1)
+    - h|, while out < h + 1 (simt_determine.h:85-119: out advanced by += s). The `scales` variant (a given scale other
+    than the size ratio, tiling :422-436) recomputes out per index, and on the first and last image index reads
+    every later gradient, weighting 1 - |c - h| where floor(c) (at most image - 1) is h, c - floor(c) where it is
+    h - 1 (simt_determine_scales.h:56-62, 78-144, 262-288)."""
+    off, w = F32(0.5 if half else 0), np.zeros((image, grads))
+    inv = F32(F32(1) / s)
+    for h in range(image):
+        i = max(0, int(np.ceil(F32(F32(F32(F32(h) - F32(1)) + off) * inv) - off)))
+        out = F32(F32(F32(i) + off) * s) - off
+        boundary = scales and h in (0, image - 1)
+        while (boundary or out < F32(h + 1)) and i < grads:
+            c = max(F32(0), min(out, F32(image - 1)))
+            if boundary:
+                low = min(F32(np.floor(c)), F32(image - 1))
+                w[h, i] += F32(F32(1) - abs(F32(c - F32(h)))) if low == h else F32(c - low) if low + 1 == h else 0
+            else:
+                w[h, i] += F32(F32(1) - abs(F32(c - F32(h))))
+            i += 1
+            out = F32(F32(s * F32(F32(i) + off)) - off) if scales else F32(out + s)
+    return w
+
+
+def ascend950_resize_bilinear_v2(dy: np.ndarray, image_shape, attrs: dict, dtype, deterministic: bool) -> np.ndarray:
+    """ResizeBilinearV2Grad on Ascend 950 (RB/op_host/resize_bilinear_v2_grad_def.cpp:47), NCHW. The tiling
+    (tiling_arch35.cpp:446-470): equal spatial sizes copy (all-copy, :310-313); point-copy and c-parallel need NHWC
+    (:301-308, 315-323); a deterministic context, neither align_corners nor half_pixel_centers (:296-299), or a scale
+    below 1 (image smaller than grads) run a deterministic gather, else the scatter kernel."""
+    corners, half = bool(attrs.get("align_corners", 0)), bool(attrs.get("half_pixel_centers", 0))
+    given = list(attrs.get("scales") or [0.0, 0.0])
+    images, grads = [int(d) for d in image_shape[2:]], list(dy.shape[2:])
+    if images == grads:
+        return rounded(dy, dtype)
+    gather = deterministic or not (corners or half)
+    ratio = [_rb950_scale(i, g, corners, f, False) for i, g, f in zip(images, grads, given, strict=True)]
+    gather = gather or any(F32(0) < r < F32(1) for r in ratio)
+    scales = [_rb950_scale(i, g, corners, f, gather) for i, g, f in zip(images, grads, given, strict=True)]
+    # the scales variant where a resolved scale is not the size ratio (tiling :422-436, FLT_EPSILON)
+    variant = gather and not corners and any(abs(F32(i) / F32(g) - r) >= np.finfo(np.float32).eps
+                                              for i, g, r in zip(images, grads, ratio, strict=True))
+    out = dy
+    for k, axis in ((1, 3), (0, 2)):
+        w = _rb950_gather(images[k], grads[k], scales[k], half, variant) if gather else \
+            _rb950_scatter(images[k], grads[k], scales[k], half)
+        out = _contract(out, axis, w, np.float32 if axis == 3 else dtype)
+    return out
+
+
+RL = "image/resize_linear_grad"
+
+
+def _rl_scale(image: int, grads: int, corners: bool, given: float) -> np.float32:
+    """LinearComputeGrad (RL/op_host/arch35/resize_linear_grad_tiling_arch35.cpp:352-368): 1 / scale when > 0,
+    else image / grads; align_corners: (image-1)/(grads-1) when grads > 1, else image / grads."""
+    if corners:
+        return F32(F32(image - 1) / F32(grads - 1)) if grads > 1 else F32(F32(image) / F32(grads))
+    return F32(F32(1) / F32(given)) if given > 0 else F32(F32(image) / F32(grads))
+
+
+def _rl_source(o: int, s: np.float32, corners: bool, fused: bool) -> np.float32:
+    """ComputeOriL: fmaf(o + 0.5, s, -0.5) clamped at 0, or fmaf(o, s, 0) with align_corners (the scatter kernels,
+    RL/op_kernel/arch35/resize_linear_grad_simt_base.h:26-37); ComputeOutL: (o + 0.5) * s - 0.5 unclamped, or
+    o * s (the gather, :40-50)."""
+    if corners:
+        return F32(F32(o) * s)
+    if fused:
+        return max(F32(np.float64(F32(o) + F32(0.5)) * np.float64(s) - 0.5), F32(0))
+    return F32(F32(F32(F32(o) + F32(0.5)) * s) - F32(0.5))
+
+
+def ascend950_resize_linear(dy: np.ndarray, image: int, attrs: dict, dtype, deterministic: bool) -> np.ndarray:
+    """ResizeLinearGrad (Ascend 950 only: RL/op_host/resize_linear_grad_def.cpp:50), [N, C, L]. ComputeKey
+    (tiling_arch35.cpp:191-228): equal lengths copy whatever the scale (:96-116); one gradient with align_corners
+    goes to index 0 (out1.h:50-53); one gradient at an odd integer step s to floor(s * 0.5 - 0.5) (out1_half.h:53-56);
+    an image of length 1 sums (simt_determine.h:112-117); otherwise a deterministic context, s < 0.8 or
+    int(grads * s) - image >= 100 run the gather (:150-175), else the scatter (simt_no_determine.h:52-78), both
+    point-copying (floor of the source) at an odd integer step, or an integer one with align_corners."""
+    corners, grads = bool(attrs.get("align_corners", 0)), dy.shape[2]
+    w = np.zeros((image, grads))
+    s = _rl_scale(image, grads, corners, float(attrs.get("scale", 0.0)))
+    integer = abs(float(s) - int(s)) < 1e-6
+    odd = not corners and integer and int(s) % 2 == 1
+    last = image - 1
+    if image == grads:
+        return rounded(dy, dtype)
+    if grads == 1 and corners:
+        w[0, 0] = 1
+    elif grads == 1 and integer and odd:
+        w[min(int(np.floor(F32(F32(s * F32(0.5)) - F32(0.5)))), last), 0] = 1
+    elif image == 1:
+        w[0, :] = 1
+    else:
+        repeat = 0 if corners else int(F32(F32(grads) * s)) - image
+        gather = deterministic or s < F32(0.8) or repeat >= 100
+        point = odd or (corners and integer)
+        if point or not gather:
+            for o in range(grads):
+                src = _rl_source(o, s, corners, True)
+                left = min(int(np.floor(src)), last)
+                if point:
+                    w[left, o] += 1
+                    continue
+                delta = F32(src - F32(left))
+                w[left, o] += F32(F32(1) - delta)
+                w[left + (1 if left < last else 0), o] += delta
+        else:
+            # inverseScaleL (tiling_arch35.cpp:324-333, 358-365): the scale when > 0, else grads / image; align_corners:
+            # (grads-1)/(image-1) when image > 1
+            given = float(attrs.get("scale", 0.0))
+            inv = F32(given) if given > 0 and not corners else _rl_scale(grads, image, corners, 0.0)
+            for h in range(image):
+                start = F32(F32(h) - F32(1)) * inv if corners else F32(F32(F32(F32(h) - F32(0.5)) * inv) - F32(0.5))
+                i = max(0, int(np.ceil(F32(start))))
+                out = _rl_source(i, s, corners, False)
+                while i < grads and (h == last or out < F32(h + 1)):  # simt_determine.h:89-103
+                    pos = max(F32(0), out)
+                    if h != last:
+                        w[h, i] += F32(F32(1) - abs(F32(pos - F32(h))))
+                    else:  # ComputeLimt (:44-65): weight 1 at min(floor, last) == h, pos - floor one below
+                        low = min(int(np.floor(pos)), last)
+                        w[h, i] += 1.0 if low == h else float(F32(pos - F32(low))) if low + 1 == h else 0.0
+                    i += 1
+                    out = _rl_source(i, s, corners, False)
+    return _contract(dy, 2, w, dtype)
+
+
+RC = "image/resize_bicubic_v2_grad"
+
+
+def _rc_conv1(t: np.float32) -> np.float32:
+    """CalcCubicConvolution1, a = -0.75: ((a + 2) t - (a + 3)) t t + 1 (RC/op_kernel/arch35/
+    resize_bicubic_v2_grad_base.h:34-37)."""
+    a = F32(-0.75)
+    return F32(F32(F32(F32(F32(a + F32(2)) * t) - F32(a + F32(3))) * t) * t + F32(1))
+
+
+def _rc_conv2(t: np.float32) -> np.float32:
+    """CalcCubicConvolution2: ((a t - 5 a) t + 8 a) t - 4 a (base.h:39-42)."""
+    a = F32(-0.75)
+    return F32(F32(F32(F32(F32(F32(a * t) - F32(F32(5) * a)) * t) + F32(F32(8) * a)) * t) - F32(F32(4) * a))
+
+
+def _rc_taps(t: np.float32) -> list:
+    """CalcCubicCoefficients: conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t) (base.h:58-70)."""
+    rest = F32(F32(1) - t)
+    return [_rc_conv2(F32(t + F32(1))), _rc_conv1(t), _rc_conv1(rest), _rc_conv2(F32(rest + F32(1)))]
+
+
+def _rc_source(o: int, s: np.float32, corners: bool) -> np.float32:
+    """CalcSourceIndex: s * o, or s * (o + 0.5) - 0.5, unclamped (base.h:72-80)."""
+    return F32(s * F32(o)) if corners else F32(F32(s * F32(F32(o) + F32(0.5))) - F32(0.5))
+
+
+def _rc_scatter(image: int, grads: int, s: np.float32, corners: bool) -> np.ndarray:
+    """ResizeBicubicV2GradSimt: each gradient adds coefficient * value to its four taps floor - 1 .. floor + 2, each
+    clamped into the image (RC/op_kernel/arch35/resize_bicubic_v2_grad_simt.h:100-145)."""
+    w = np.zeros((image, grads))
+    for o in range(grads):
+        src = _rc_source(o, s, corners)
+        low = int(np.floor(src))
+        for k, c in enumerate(_rc_taps(F32(src - F32(low)))):
+            w[max(0, min(low - 1 + k, image - 1)), o] += c
+    return w
+
+
+def _rc_gather(image: int, grads: int, s: np.float32, inv: np.float32, corners: bool) -> np.ndarray:
+    """ResizeBicubicV2GradSimtDetermine, per image index h (simt_determine.h:95-112, 132-300, 330-345): gradients from
+    max(0, ceil((h - 2 + off) * inverse - off)); inside the image CalcCubicCoefficient(|src - h|) (conv1 up to 1,
+    conv2 below 2, base.h:44-56) while src < h + 2; on the first and last index every later gradient's four clamped
+    taps that land on h (the first index stops at floor(src) > 1)."""
+    off, w = F32(0 if corners else 0.5), np.zeros((image, grads))
+    for h in range(image):
+        i = max(0, int(np.ceil(F32(F32(F32(F32(h) - F32(2)) + off) * inv) - off)))
+        src = _rc_source(i, s, corners)
+        boundary = h in (0, image - 1)
+        while i < grads and (boundary or src < F32(h + 2)):
+            if boundary:
+                low = int(np.floor(src))
+                if h == 0 and low > 1 and image > 1:
+                    break
+                for k, c in enumerate(_rc_taps(F32(src - F32(low)))):
+                    if max(0, min(low - 1 + k, image - 1)) == h:
+                        w[h, i] += c
+            else:
+                d = abs(F32(src - F32(h)))
+                w[h, i] += _rc_conv1(d) if d <= F32(1) else _rc_conv2(d) if d < F32(2) else 0.0
+            i += 1
+            src = _rc_source(i, s, corners)
+    return w
+
+
+def ascend950_resize_bicubic_v2(dy: np.ndarray, image_shape, attrs: dict, dtype, deterministic: bool) -> np.ndarray:
+    """ResizeBicubicV2Grad (Ascend 950 only: RC/op_host/resize_bicubic_v2_grad_def.cpp:40), NCHW. Equal spatial sizes
+    copy (all-copy tiling, :23-27); the deterministic gather when the context asks, an image axis shorter than grads,
+    or a resolved scale in (0, 1) (simt_determine_tiling_arch35.cpp:34-53), else the scatter. SetScales
+    (base_tiling_arch35.cpp:315-360): align_corners (in-1)/(out-1) for out > 1 (the gather: and in > 1, else in/out;
+    the scatter: else 0); otherwise 1 / scales[k] (inverse scales[k]) when > 0, else in / out (inverse out / in)."""
+    corners, given = bool(attrs.get("align_corners", 0)), list(attrs.get("scales") or [0.0, 0.0])
+    images, grads = [int(d) for d in image_shape[2:]], list(dy.shape[2:])
+    if images == grads:
+        return rounded(dy, dtype)
+
+    def scales(gather: bool):
+        out = []
+        for i, g, f in zip(images, grads, given, strict=True):
+            if corners and g > 1 and (i > 1 or not gather):
+                out.append((F32(F32(i - 1) / F32(g - 1)), F32(F32(g - 1) / F32(i - 1)) if i > 1 else F32(0)))
+            elif corners:
+                out.append((F32(F32(i) / F32(g)), F32(F32(g) / F32(i))) if gather else (F32(0), F32(0)))
+            else:
+                out.append((F32(F32(1) / F32(f)), F32(f)) if f > 0 else (F32(F32(i) / F32(g)), F32(F32(g) / F32(i))))
+        return out
+    gather = deterministic or any(i < g for i, g in zip(images, grads, strict=True)) or \
+        any(F32(0) < sc < F32(1) for sc, _ in scales(False))
+    out = dy
+    for k, axis in ((1, 3), (0, 2)):
+        s, inv = scales(gather)[k]
+        w = _rc_gather(images[k], grads[k], s, inv, corners) if gather else _rc_scatter(images[k], grads[k], s, corners)
+        out = _contract(out, axis, w, np.float32 if axis == 3 else dtype)
+    return out
+
+
 # --------------------------------------------------------------------------- one GE node
 
 def _dtype_of(array: np.ndarray):
@@ -437,10 +914,20 @@ def ge_node(node, inputs: list, family: str, out_shape=None, deterministic: bool
         out = upsample_trilinear_3d(grad, attrs, dtype)
     elif op == "UpsampleBicubic2dGrad":
         out = upsample_bicubic_2d(grad, attrs, list(out_shape), dtype, deterministic)
+    elif op == "ResizeGradD":
+        out = resize_grad_d(grad, attrs, dtype)
+    elif op in ("UpsampleBilinear2dAABackward", "UpsampleBicubic2dAAGrad"):
+        out = upsample_antialias(grad, attrs, op == "UpsampleBicubic2dAAGrad", family, dtype, deterministic)
     elif op == "ResizeBilinearV2Grad" and family in TBE_FAMILIES:
         out = tbe_resize_bilinear_v2(dy, inputs[1].shape, attrs)
     elif op == "ResizeNearestNeighborV2Grad" and family in TBE_FAMILIES:
         out = tbe_resize_nearest_neighbor_v2(dy, inputs[1], attrs, ties_even)
+    elif op == "ResizeBilinearV2Grad" and family == "Ascend 950":
+        out = ascend950_resize_bilinear_v2(grad, inputs[1].shape, attrs, dtype, deterministic)
+    elif op == "ResizeLinearGrad" and family == "Ascend 950":
+        out = ascend950_resize_linear(grad, inputs[1].shape[2], attrs, dtype, deterministic)
+    elif op == "ResizeBicubicV2Grad" and family == "Ascend 950":
+        out = ascend950_resize_bicubic_v2(grad, inputs[1].shape, attrs, dtype, deterministic)
     elif op == "ResizeNearestNeighborV2Grad" and family == "Ascend 950":
         out = ascend950_resize_nearest_neighbor_v2(grad, dict(attrs, size=list(inputs[1])), dtype)
     else:
