@@ -3,8 +3,8 @@
 The twin of _onnx_resize.py: every axis's plan from the run-time roi, scales and sizes (_plan), and the dense
 float32 matrix M [R, out, in] of every axis at once, all float32 arithmetic as onnxruntime's Resize; then dY
 contracted with the matrices: a MatMul for a rank-1 X, else the band contraction of _separable_body per axis Resize
-changes (the portable form: a MatMul per listed axis). Run-time values the kernel refuses, and a dY whose shape Resize would not produce, give NaN shaped like X
-(a function cannot raise).
+changes (the portable form: a MatMul per listed axis). Run-time values the kernel refuses, and a dY whose shape
+Resize would not produce, give NaN shaped like X (a function cannot raise).
 
 Shapes: each plan value holds one entry per axis of X, as a column [R, 1] that broadcasts against the axis's
 outputs [R, out] (rank 1: the vector [1], which broadcasts as it is); the matrices take each output's coordinate as
