@@ -18,9 +18,10 @@ from ._graph import DOUBLE, FLOAT, Graph
 from ._grid_body import grid_sample
 from ._resize_body import CROP, resize
 
-# the folding limits (elements): a folded table larger than this stays a computation, so the model stays small
-FOLD_INPUT_LIMIT = 1 << 16
-FOLD_OUTPUT_LIMIT = 1 << 18
+# the folding limits (elements): a folded table larger than this stays a computation, so the model stays small;
+# large enough for the separable ops' dense matrices of images up to about 1024 x 1024 (a model of 16 MB at most)
+FOLD_INPUT_LIMIT = 1 << 24
+FOLD_OUTPUT_LIMIT = 1 << 24
 FOLD_ROUNDS = 3  # a fold exposes the next one (Shape -> Where -> Reshape shape -> If condition)
 FORWARD_OPS = ("GridSample", "Resize")  # the forward ops inline(forward=...) can replace
 FORWARD_DOMAIN = DOMAIN + ".forward"  # of the functions that replace them, inlined before inline() returns

@@ -130,3 +130,18 @@ def test_convert_target_portable(tmp_path, capsys):
     assert cli.main(["convert", str(source), "--target", "portable", "--soc", "Ascend910B1", "-o", str(out)]) == 2
     assert "--soc applies only to --target ascend, not to --target portable" in capsys.readouterr().err
     assert cli.main(["convert", str(source), "--target", "portable", "-o", str(tmp_path / "x.npz")]) == 2
+
+
+def test_inline_drops_contractions_with_the_identity():
+    """decoder_step's Resize nodes list N and C too, with a scale of 1: their matrices are the identity, and the
+    portable form reads the input there instead of moving the axis by a Transpose, multiplying and moving it back
+    (onnx2tf 1.29.24 computes such a chain wrongly: test_runtime_bugs.py)."""
+    name = "decoder_step"
+    model = models.BUILDERS[name]()
+    feeds = models.example_inputs(name, model=model)
+    portable = opset.inline(model, forward=("Resize",))
+    ops = [n.op_type for n in portable.graph.node]
+    assert "Transpose" not in ops and ops.count("MatMul") == 8  # H and W of two Resize and two ResizeGrad nodes
+    reference = paths.run_on(model, feeds, "reference")
+    for output, value in zip(portable.graph.output, _ort(portable, feeds), strict=True):
+        assert paths.disagreement(value, reference[output.name]) <= 1e-5
