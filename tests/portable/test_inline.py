@@ -145,3 +145,19 @@ def test_inline_drops_contractions_with_the_identity():
     reference = paths.run_on(model, feeds, "reference")
     for output, value in zip(portable.graph.output, _ort(portable, feeds), strict=True):
         assert paths.disagreement(value, reference[output.name]) <= 1e-5
+
+
+def test_inline_folds_the_matrices_of_a_real_size():
+    """UpsampleBilinear2dGrad of 256 x 256 -> 512 x 512: its two dense matrices fold into initializers (its tap tables
+    have 2^20 elements), so the portable form is two MatMuls with no index tensor (onnx2tf reads none right)."""
+    node = opset.make_node("UpsampleBilinear2dGrad", ["g"], ["dx"], input_size=[1, 3, 256, 256],
+                           output_size=[512, 512], align_corners=0)
+    graph = helper.make_graph([node], "m", [helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 3, 512, 512])],
+                              [helper.make_tensor_value_info("dx", TensorProto.FLOAT, [1, 3, 256, 256])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
+                                                    helper.make_opsetid(opset.DOMAIN, opset.VERSION)])
+    portable = opset.inline(model)
+    assert [n.op_type for n in portable.graph.node] == ["MatMul", "MatMul"]
+    g = np.random.default_rng(0).standard_normal((1, 3, 512, 512)).astype(np.float32)
+    want = paths.run_on(model, {"g": g}, "reference")["dx"]
+    assert paths.disagreement(_ort(portable, {"g": g})[0], want) <= 1e-5
