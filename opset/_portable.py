@@ -18,9 +18,10 @@ from ._graph import DOUBLE, FLOAT, Graph
 from ._grid_body import grid_sample
 from ._resize_body import CROP, resize
 
-# the folding limits (elements): a folded table larger than this stays a computation, so the model stays small
-FOLD_INPUT_LIMIT = 1 << 16
-FOLD_OUTPUT_LIMIT = 1 << 18
+# the folding limits (elements): a folded table larger than this stays a computation, so the model stays small;
+# large enough for the separable ops' dense matrices of images up to about 1024 x 1024 (a model of 16 MB at most)
+FOLD_INPUT_LIMIT = 1 << 24
+FOLD_OUTPUT_LIMIT = 1 << 24
 FOLD_ROUNDS = 3  # a fold exposes the next one (Shape -> Where -> Reshape shape -> If condition)
 FORWARD_OPS = ("GridSample", "Resize")  # the forward ops inline(forward=...) can replace
 FORWARD_DOMAIN = DOMAIN + ".forward"  # of the functions that replace them, inlined before inline() returns
@@ -58,6 +59,7 @@ def inline(model: onnx.ModelProto, *, fold: bool = True, forward=()) -> onnx.Mod
     with _quiet_folding(_constant_folding.__name__):
         ir.passes.Sequential(*passes)(ir_model)
     result = ir.serde.serialize_model(ir_model)
+    _drop_identity_contractions(result.graph)
     _drop_dead_nodes(result.graph)
     _constants_to_initializers(result.graph)
     _drop_unused_initializers(result)
@@ -101,9 +103,43 @@ def _drop_dead_nodes(graph: onnx.GraphProto) -> None:
             graph.node.remove(node)
 
 
+def _drop_identity_contractions(graph: onnx.GraphProto) -> None:
+    """The contractions with an identity matrix the folding leaves (ResizeGrad's and Resize's axes of scale 1, often N
+    and C) read their input instead: a MatMul by a constant identity, and then a Transpose of a Transpose by the
+    same self-inverse perm (matmul_axis's move of an axis and back). onnx2tf 1.29.24 computes such chains wrongly
+    (docs/ops.md, "Portable form")."""
+    constants = {t.name: t for t in graph.initializer}
+    producers = {out: node for node in graph.node for out in node.output}
+    renames = {}
+    for node in graph.node:
+        node.input[:] = [renames.get(name, name) for name in node.input]
+        perm = [list(a.ints) for a in node.attribute if a.name == "perm"]
+        if node.op_type == "MatMul":
+            for k, name in enumerate(node.input):
+                if name in constants and _is_identity(onnx.numpy_helper.to_array(constants[name])):
+                    renames[node.output[0]] = node.input[1 - k]
+        elif node.op_type == "Transpose" and perm and node.input[0] in producers:
+            before = producers[node.input[0]]
+            if (before.op_type == "Transpose" and [list(a.ints) for a in before.attribute if a.name == "perm"] == perm
+                    and [perm[0][p] for p in perm[0]] == list(range(len(perm[0])))):
+                renames[node.output[0]] = before.input[0]
+    for node in _all_nodes(graph):  # (If branches read the main graph's values too)
+        node.input[:] = [renames.get(name, name) for name in node.input]
+    outputs = {v.name for v in graph.output}
+    for node in graph.node:  # a graph output keeps its name: its node becomes an Identity
+        if node.output[0] in outputs and node.output[0] in renames:
+            node.op_type, node.input[:] = "Identity", [renames[node.output[0]]]
+            del node.attribute[:]
+
+
+def _is_identity(matrix: np.ndarray) -> bool:
+    return matrix.ndim == 2 and matrix.shape[0] == matrix.shape[1] and np.array_equal(matrix, np.eye(len(matrix)))
+
+
 def _constants_to_initializers(graph: onnx.GraphProto) -> None:
-    """Each Constant node of the main graph becomes an initializer: onnx2tf 1.29 fails on a Constant of
-    value_ints (it reads the list's .shape), and the initializer is the plainest form of a constant."""
+    """Each Constant node of the main graph becomes an initializer, one in a subgraph a Constant of a tensor: onnx2tf
+    1.29 fails on a Constant of value_ints (it reads the list's .shape), and the initializer is the plainest form of
+    a constant."""
     for node in [n for n in graph.node if n.op_type == "Constant"]:
         (attribute,) = node.attribute
         value = onnx.helper.get_attribute_value(attribute)
@@ -117,6 +153,12 @@ def _constants_to_initializers(graph: onnx.GraphProto) -> None:
         tensor.name = node.output[0]
         graph.initializer.append(tensor)
         graph.node.remove(node)
+    for node in _all_nodes(graph):  # in If branches: a Constant of a tensor `value`
+        if node.op_type == "Constant" and node.attribute[0].name in _CONSTANT_DTYPES:
+            (attribute,) = node.attribute
+            value = np.array(onnx.helper.get_attribute_value(attribute), _CONSTANT_DTYPES[attribute.name])
+            del node.attribute[:]
+            node.attribute.append(onnx.helper.make_attribute("value", onnx.numpy_helper.from_array(value)))
 
 
 _CONSTANT_DTYPES = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64,

@@ -3,8 +3,8 @@
 The twin of _onnx_resize.py: every axis's plan from the run-time roi, scales and sizes (_plan), and the dense
 float32 matrix M [R, out, in] of every axis at once, all float32 arithmetic as onnxruntime's Resize; then dY
 contracted with the matrices: a MatMul for a rank-1 X, else the band contraction of _separable_body per axis Resize
-changes. Run-time values the kernel refuses, and a dY whose shape Resize would not produce, give NaN shaped like X
-(a function cannot raise).
+changes (the portable form: a MatMul per listed axis). Run-time values the kernel refuses, and a dY whose shape
+Resize would not produce, give NaN shaped like X (a function cannot raise).
 
 Shapes: each plan value holds one entry per axis of X, as a column [R, 1] that broadcasts against the axis's
 outputs [R, out] (rank 1: the vector [1], which broadcasts as it is); the matrices take each output's coordinate as
@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 
 from ._graph import BOOL, FLOAT, INT64, BodyKey, Graph
-from ._separable_body import Axes, band, contract
+from ._separable_body import Axes, axis_matrix, band, contract, matmul_axis
 
 CROP = "tf_crop_and_resize"
 TIE_TOLERANCE = 1e-6  # onnxruntime 1.32: a fraction within 1e-6 of one half is a tie (_onnx_resize.TIE_TOLERANCE)
@@ -315,6 +315,13 @@ def _kept_as_identity(g: Graph, matrix: str, kept: str, out_dims: str, columns: 
     return g.Where(g.Unsqueeze(kept, [-1]), identity, matrix), dst
 
 
+def _listed_matrices(g: Graph, plan: Plan, matrix: str) -> list:
+    """(axis, its matrix [out, in]) for every axis Resize lists, of the matrices [R, out_max, in_max]."""
+    out_lengths = g.Reshape(plan.out_dims, [-1])
+    return [(axis, axis_matrix(g, matrix, axis, g.Slice(out_lengths, [axis], [axis + 1]),
+                               g.Slice(plan.shape, [axis], [axis + 1]))) for axis in plan.listed]
+
+
 def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: bool) -> str:
     """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix (portable: along every
     axis it lists, a kept one with the identity, rather than an If per axis)."""
@@ -326,16 +333,19 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: 
         return g.If(kept, then_branch=copy.graph([grad]),
                     else_branch=contracted.graph([contracted.MatMul(grad, matrix)]))
     matrix, dst = _kept_as_identity(g, matrix, kept, out_dims, columns)
+    if portable:  # a MatMul per listed axis with its dense matrix
+        for axis, one in _listed_matrices(g, plan, matrix):
+            grad = matmul_axis(g, grad, one, axis, rank)
+        return grad
     bands = band(g, Axes(in_dims, out_dims, None, dst), matrix)
     rows = g.Split(bands.rows, axis=0, num_outputs=rank, outputs=rank)
     weights = g.Split(bands.weight, axis=0, num_outputs=rank, outputs=rank)
     for axis in plan.listed:  # an axis Resize keeps is skipped (most often N and C): a pass over dY less
-        resize = g if portable else g.branch()
+        resize = g.branch()
         end = resize.Slice(plan.shape, [axis], [axis + 1])
         contracted = contract(resize, grad, resize.Slice(rows[axis], [0], end, [2]),
                               resize.Slice(weights[axis], [0], end, [2]), axis, rank)
-        grad = contracted if portable else g.If(g.Gather(kept, axis), then_branch=g.branch().graph([grad]),
-                                                else_branch=resize.graph([contracted]))
+        grad = g.If(g.Gather(kept, axis), then_branch=g.branch().graph([grad]), else_branch=resize.graph([contracted]))
     return grad
 
 
@@ -346,19 +356,7 @@ def resize(g: Graph, attrs: dict, rank: int, x: str, roi: str, scales: str, size
     plan = _plan(g, attrs, rank, None, x, roi, scales, sizes)
     matrix, kept, columns = _matrices(g, attrs, plan, rank)
     matrix, _ = _kept_as_identity(g, matrix, kept, plan.out_dims, columns)
-    out_lengths = g.Reshape(plan.out_dims, [-1])
     y = g.in_opmath(x)
-    for axis in plan.listed:
-        length_in, length_out = g.Slice(plan.shape, [axis], [axis + 1]), g.Slice(out_lengths, [axis], [axis + 1])
-        # the axis's rows (a Gather of a Range: tract 0.23 evaluates a Slice to a run-time length wrongly)
-        one = g.Gather(g.Gather(matrix, axis, axis=0), g.Range(0, g.Squeeze(length_out, [0]), 1), axis=0)
-        one = g.Slice(one, [0], length_in, [1])
-        if axis == rank - 1:
-            y = g.MatMul(y, g.Transpose(one, perm=[1, 0]))
-        else:  # the axis moved next to last, where MatMul contracts it
-            perm = list(range(rank))
-            perm[axis], perm[rank - 2] = rank - 2, axis
-            moved = y if axis == rank - 2 else g.Transpose(y, perm=perm)
-            y = g.MatMul(one, moved)
-            y = y if axis == rank - 2 else g.Transpose(y, perm=perm)
+    for axis, one in _listed_matrices(g, plan, matrix):  # y = M x along the axis: the gradient's contraction with M^T
+        y = matmul_axis(g, y, g.Transpose(one, perm=[1, 0]), axis, rank)
     return g.Where(plan.valid, y, float("nan"))

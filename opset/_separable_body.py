@@ -5,7 +5,9 @@ resized axis at once: [A, out, K] index and weight tensors, A the resized axes, 
 They sum into each axis's matrix M [out, in] (rows past an axis's own output length are 0; the antialias filters
 write M directly). The backward of y = M x along an axis is dx = M^T dy, contracted in its gather form: input i
 gathers the band of outputs that read it, rows first_i .. first_i + J - 1 (J the widest band of any axis),
-weighted by M[o, i] (0 past the band): a Gather, a Mul and a ReduceSum per axis.
+weighted by M[o, i] (0 past the band): a Gather, a Mul and a ReduceSum per axis. The portable form
+(BodyKey.portable) contracts with M itself, a MatMul per axis: with static shapes M folds into a constant and no
+index tensor is left (onnx2tf reads index tensors of rank 3 or more as images and transposes them).
 
 The tap functions take the static attributes (align_corners, the forward scales, input_size) as Python values;
 the other lengths are run-time values (int64 [A]), so one body serves every shape.
@@ -274,6 +276,26 @@ def contract(g: Graph, grad: str, rows: str, weight: str, axis: int, rank: int) 
     return g.ReduceSum(g.Mul(g.Gather(grad, rows, axis=axis), weight), [axis, axis + 1], keepdims=0)
 
 
+def matmul_axis(g: Graph, grad: str, matrix: str, axis: int, rank: int) -> str:
+    """grad's axis `axis` contracted with one axis's matrix M [out, in] (dx = M^T dy along it) by a MatMul: the last
+    axis as grad M; another as M^T grad with the axis moved next to last (a Transpose) and back."""
+    if axis == rank - 1:
+        return g.MatMul(grad, matrix)
+    transposed = g.Transpose(matrix, perm=[1, 0])
+    if axis == rank - 2:
+        return g.MatMul(transposed, grad)
+    perm = list(range(rank))
+    perm[axis], perm[rank - 2] = rank - 2, axis
+    return g.Transpose(g.MatMul(transposed, g.Transpose(grad, perm=perm)), perm=perm)
+
+
+def axis_matrix(g: Graph, matrices: str, position: int, out_len, in_len) -> str:
+    """Axis `position`'s matrix [out, in] of matrices [A, out_max, in_max], cut to its own lengths (int64 [1] each):
+    its rows by a Gather of a Range (tract 0.23 evaluates a Slice to a run-time length wrongly)."""
+    rows = g.Gather(g.Gather(matrices, position, axis=0), g.Range(0, g.Squeeze(out_len, [0]), 1), axis=0)
+    return g.Slice(rows, [0], in_len, [1])
+
+
 # The twins of _taps.TAP_KINDS: (graph, axes, scales, align_corners, half_pixel_centers) -> M [A, out, in]
 MATRICES = {
     "nearest": lambda g, axes, s, ac, hp: matrix_of(g, axes, nearest_taps(g, axes, s)),
@@ -288,12 +310,19 @@ MATRICES = {
 
 
 def separable(g: Graph, grad: str, in_lens, out_lens: str, kind: str, scales, align_corners: bool,
-              half_pixel_centers: bool, first_axis: int, rank: int) -> str:
+              half_pixel_centers: bool, first_axis: int, rank: int, portable: bool = False) -> str:
     """grad (opmath) contracted along axes first_axis .. first_axis + A - 1 with the taps of `kind`; in_lens a
-    list of ints or an int64 [A] value, out_lens an int64 [A] value."""
+    list of ints or an int64 [A] value, out_lens an int64 [A] value. portable: by MatMuls (BodyKey.portable)."""
     axes = axes_of(g, in_lens, out_lens)
-    bands = band(g, axes, MATRICES[kind](g, axes, scales, align_corners, half_pixel_centers))
+    matrices = MATRICES[kind](g, axes, scales, align_corners, half_pixel_centers)
     count = len(scales)
+    if portable:  # a MatMul per axis with its dense matrix (runtimes that guess layouts read no index tensors)
+        for position in range(count):
+            in_len = [axes.known_in[position]] if axes.known_in else g.Slice(in_lens, [position], [position + 1])
+            matrix = axis_matrix(g, matrices, position, g.Slice(out_lens, [position], [position + 1]), in_len)
+            grad = matmul_axis(g, grad, matrix, first_axis + position, rank)
+        return grad
+    bands = band(g, axes, matrices)
     rows = g.Split(bands.rows, axis=0, num_outputs=count, outputs=count) if count > 1 else bands.rows
     weights = g.Split(bands.weight, axis=0, num_outputs=count, outputs=count) if count > 1 else bands.weight
     rows, weights = ([rows], [weights]) if count == 1 else (rows, weights)
@@ -329,7 +358,7 @@ def upsample_body(spec, key: BodyKey) -> onnx.FunctionProto:
     high = [ANY if n == -1 else n for n in input_size[:2]] + (output_size or [ANY] * (rank - 2))
     grad = g.in_opmath(checked(g, "grad_output", low, high))
     grad = separable(g, grad, input_size[2:], g.Shape(grad, start=2), spec.taps, scales,
-                     bool(attrs.get("align_corners", 0)), False, 2, rank)
+                     bool(attrs.get("align_corners", 0)), False, 2, rank, key.portable)
     return g.function(key.op_type, key.overload, ["grad_output"], {spec.output: g.like(grad, "grad_output")})
 
 
@@ -352,5 +381,5 @@ def resize_v2_body(spec, key: BodyKey) -> onnx.FunctionProto:
     # input lengths > 0, else a run-time error (a Reshape to -2)
     in_lens = g.Reshape(in_lens, g.Where(g.Greater(g.ReduceMin(in_lens, keepdims=0), 0), [spec.spatial], [-2]))
     grad = separable(g, grad, in_lens, g.Shape(grad, start=2), spec.taps, scales, bool(attrs.get("align_corners", 0)),
-                     bool(attrs.get("half_pixel_centers", 0)), 2, rank)
+                     bool(attrs.get("half_pixel_centers", 0)), 2, rank, key.portable)
     return g.function(key.op_type, key.overload, ["grads", spec.shape_input], {"y": g.like(grad, "grads")})

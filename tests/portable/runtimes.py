@@ -5,6 +5,7 @@ which say so (tests/portable/test_portable.py).
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import pathlib
 import subprocess
@@ -77,22 +78,45 @@ ONNX2TF_DRIVER = pathlib.Path(__file__).with_name("onnx2tf_driver.py")
 ONNX2TF_TIMEOUT = 300  # seconds for a conversion and its two runs
 
 
+_ONNX2TF_RESULTS: dict = {}  # model and feeds digest -> (workdir, error): one conversion serves TF and .tflite
+
+
+def _onnx2tf_outputs(model, feeds, workdir) -> pathlib.Path:
+    """The directory holding tf.npz and tflite.npz of the model's onnx2tf conversion, converted once per model and
+    feeds (each conversion takes tens of seconds); raises RuntimeError when it cannot convert."""
+    digest = hashlib.sha256(model.SerializeToString())
+    for name in sorted(feeds):
+        digest.update(name.encode() + np.ascontiguousarray(feeds[name]).tobytes())
+    key = digest.hexdigest()
+    if key not in _ONNX2TF_RESULTS:
+        _ONNX2TF_RESULTS[key] = workdir, _convert_onnx2tf(model, feeds, workdir)
+    done, error = _ONNX2TF_RESULTS[key]
+    if error:
+        raise RuntimeError(error)
+    return done
+
+
+def _convert_onnx2tf(model, feeds, workdir) -> str | None:
+    """Converts and runs the model in onnx2tf's venv; the error, if any."""
+    _saved(model, workdir)
+    np.savez(workdir / "feeds.npz", **feeds)
+    try:
+        done = subprocess.run([str(ONNX2TF_PYTHON), str(ONNX2TF_DRIVER), str(workdir)], capture_output=True,
+                              text=True, timeout=ONNX2TF_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return f"onnx2tf: no result in {ONNX2TF_TIMEOUT} s"
+    if (workdir / "error.txt").exists():
+        return f"onnx2tf cannot convert the model: {(workdir / 'error.txt').read_text()[-2000:]}"
+    if done.returncode:
+        return f"onnx2tf driver failed ({done.returncode}): {done.stderr[-2000:]}"
+    return None
+
+
 def _run_onnx2tf(kind: str):
     """run(model, feeds, workdir) of onnx2tf's conversion on TensorFlow (kind "tf") or on its .tflite ("tflite")."""
 
     def run(model, feeds, workdir):
-        _saved(model, workdir)
-        np.savez(workdir / "feeds.npz", **feeds)
-        try:
-            done = subprocess.run([str(ONNX2TF_PYTHON), str(ONNX2TF_DRIVER), str(workdir)], capture_output=True,
-                                  text=True, timeout=ONNX2TF_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"onnx2tf: no result in {ONNX2TF_TIMEOUT} s") from None
-        if (workdir / "error.txt").exists():
-            raise RuntimeError(f"onnx2tf cannot convert the model: {(workdir / 'error.txt').read_text()[-2000:]}")
-        if done.returncode:
-            raise RuntimeError(f"onnx2tf driver failed ({done.returncode}): {done.stderr[-2000:]}")
-        return dict(np.load(workdir / f"{kind}.npz"))
+        return dict(np.load(_onnx2tf_outputs(model, feeds, workdir) / f"{kind}.npz"))
 
     return run
 

@@ -130,3 +130,34 @@ def test_convert_target_portable(tmp_path, capsys):
     assert cli.main(["convert", str(source), "--target", "portable", "--soc", "Ascend910B1", "-o", str(out)]) == 2
     assert "--soc applies only to --target ascend, not to --target portable" in capsys.readouterr().err
     assert cli.main(["convert", str(source), "--target", "portable", "-o", str(tmp_path / "x.npz")]) == 2
+
+
+def test_inline_drops_contractions_with_the_identity():
+    """decoder_step's Resize nodes list N and C too, with a scale of 1: their matrices are the identity, and the
+    portable form reads the input there instead of moving the axis by a Transpose, multiplying and moving it back
+    (onnx2tf 1.29.24 computes such a chain wrongly: test_runtime_bugs.py)."""
+    name = "decoder_step"
+    model = models.BUILDERS[name]()
+    feeds = models.example_inputs(name, model=model)
+    portable = opset.inline(model, forward=("Resize",))
+    ops = [n.op_type for n in portable.graph.node]
+    assert "Transpose" not in ops and ops.count("MatMul") == 8  # H and W of two Resize and two ResizeGrad nodes
+    reference = paths.run_on(model, feeds, "reference")
+    for output, value in zip(portable.graph.output, _ort(portable, feeds), strict=True):
+        assert paths.disagreement(value, reference[output.name]) <= 1e-5
+
+
+def test_inline_folds_the_matrices_of_a_real_size():
+    """UpsampleBilinear2dGrad of 256 x 256 -> 512 x 512: its two dense matrices fold into initializers (its tap tables
+    have 2^20 elements), so the portable form is two MatMuls with no index tensor (onnx2tf reads none right)."""
+    node = opset.make_node("UpsampleBilinear2dGrad", ["g"], ["dx"], input_size=[1, 3, 256, 256],
+                           output_size=[512, 512], align_corners=0)
+    graph = helper.make_graph([node], "m", [helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 3, 512, 512])],
+                              [helper.make_tensor_value_info("dx", TensorProto.FLOAT, [1, 3, 256, 256])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
+                                                    helper.make_opsetid(opset.DOMAIN, opset.VERSION)])
+    portable = opset.inline(model)
+    assert [n.op_type for n in portable.graph.node] == ["MatMul", "MatMul"]
+    g = np.random.default_rng(0).standard_normal((1, 3, 512, 512)).astype(np.float32)
+    want = paths.run_on(model, {"g": g}, "reference")["dx"]
+    assert paths.disagreement(_ort(portable, {"g": g})[0], want) <= 1e-5

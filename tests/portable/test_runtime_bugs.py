@@ -112,3 +112,24 @@ def test_max_pool_indices_count_within_each_plane(runtime, tmp_path):
     ours = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     assert ours[1].ravel().tolist() == [1, 6]  # plane 1 starts at 4: its maximum (1, 0) is 4 + 2
     assert np.asarray(_on(runtime, model, feeds, tmp_path)["indices"]).ravel().tolist() == [1, 2]
+
+
+def test_onnx2tf_contracts_axes_0_then_1_of_a_cube_wrongly(tmp_path):
+    """onnx2tf 1.29.24: x [2, 4, 4, 4] contracted along axis 0, then along axis 1, each moved next to last by a
+    Transpose, multiplied from the left by a constant matrix (a permutation here) and moved back: TF and .tflite give
+    other numbers (max error 45; with x [2, 3, 4, 4] they are right: its layout guess where C, H and W are equal).
+    The portable form leaves out the contractions with an identity matrix, where it met this (Resize's N and C)."""
+    swap = helper.make_tensor("swap", F, [2, 2], [0, 1, 1, 0])
+    roll = helper.make_tensor("roll", F, [4, 4], np.roll(np.eye(4), 1, axis=1).ravel().tolist())
+    nodes = [helper.make_node("Transpose", ["x"], ["a"], perm=[2, 1, 0, 3]),
+             helper.make_node("MatMul", ["swap", "a"], ["b"]),
+             helper.make_node("Transpose", ["b"], ["c"], perm=[2, 1, 0, 3]),
+             helper.make_node("Transpose", ["c"], ["d"], perm=[0, 2, 1, 3]),
+             helper.make_node("MatMul", ["roll", "d"], ["e"]),
+             helper.make_node("Transpose", ["e"], ["y"], perm=[0, 2, 1, 3])]
+    model = _model(nodes, [("x", F, [2, 4, 4, 4])], [("y", F, [2, 4, 4, 4])], [swap, roll])
+    x = np.arange(128, dtype=np.float32).reshape(2, 4, 4, 4)
+    want = _spec(model, {"x": x})
+    np.testing.assert_array_equal(want, np.roll(x[::-1], -1, axis=1))  # N swapped, C rolled
+    for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
+        assert np.abs(_on(runtime, model, {"x": x}, tmp_path)["y"] - want).max() > 1

@@ -28,18 +28,21 @@ FORWARD = {
     "onnx2tf-tflite": ("GridSample", "Resize"),
 }
 
-# what onnx2tf 1.29.24 does with the portable form of each one-op model (docs/ops.md, "Portable form"), measured;
+# what onnx2tf 1.29.24 does with the portable form of each example model (docs/ops.md, "Portable form"), measured;
 # a model not named here is not run on onnx2tf yet
 ONNX2TF_FAILS = {
     "grid_sampler_2d_grad": "onnx2tf converts ScatterElements with reduction='none' only (the body's is 'add')",
-    "upsample_nearest_exact1d_grad": "onnx2tf gives the 3-D output another shape: (4, 100, 3) for (4, 32, 100)",
-    "upsample_bilinear2d_grad": "onnx2tf transposes a sliced 3-D index tensor (test_runtime_bugs.py): relative error 1",
-    "upsample_nearest_exact2d_grad": "onnx2tf transposes a 6-D tap tensor: a Mul of (2,20,1,30,3,45) by (1,1,1,1,30,3)",
-    "upsample_nearest2d_grad": "onnx2tf transposes a 6-D tap tensor: a Mul whose shapes no longer broadcast",
-    "resize_bilinear_v2_grad": "onnx2tf: right shape, wrong values (relative error 1.13), TF and .tflite alike",
     "grid_sampler_3d_grad": "onnx2tf converts ScatterElements with reduction='none' only (the body's is 'add')",
+    "resize_training_step": "scales fed at run time: the cubic matrices sum their taps by ScatterElements 'add'",
+    "unet_training_step": "onnx2tf reads a Conv's weight only as a constant; a step's parameters are graph inputs",
 }
-ONNX2TF_PASSES = ()
+# the separable ops: a MatMul per axis with a constant matrix (BodyKey.portable), on TF and .tflite alike
+ONNX2TF_PASSES = ("decoder_step", "fpn_decoder_step", "super_resolution_step",
+                  "upsample_nearest_exact1d_grad", "upsample_nearest_exact2d_grad", "resize_bilinear_v2_grad",
+                  "upsample_nearest2d_grad", "upsample_nearest3d_grad", "upsample_nearest_exact3d_grad",
+                  "upsample_bilinear2d_grad", "upsample_trilinear3d_backward", "upsample_bicubic2d_grad",
+                  "upsample_bilinear2d_aa_backward", "upsample_bicubic2d_aa_grad", "resize_nearest_neighbor_v2_grad",
+                  "resize_bicubic_v2_grad", "resize_linear_grad", "resize_grad")
 
 
 @functools.cache
@@ -55,7 +58,9 @@ def _portable(name: str, forward: tuple):
     return opset.inline(_case(name)[0], forward=forward)
 
 
-@pytest.mark.parametrize("name", list(models.BUILDERS))
+# a model's cases on one worker: onnx2tf's conversion of a model serves its TF and .tflite cases (runtimes.py)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"model-{n}"))
+                                  for n in models.BUILDERS])
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 def test_portable_model_matches_reference(runtime, name, tmp_path):
     _skip_if_missing(runtime)
