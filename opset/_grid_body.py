@@ -6,6 +6,11 @@ taps are the product of its axes' taps; grad_input is a ScatterElements(add) of 
 tap's weight into the image, grad_grid a gather of the image at the taps dotted with grad_output over
 the channels, times the weights' slopes. A tap outside the image (or of a NaN point) goes to a spare
 pixel after the image, which is dropped, and reads zero.
+
+The portable form (BodyKey.portable, opset.inline) always scatters and reads through SeparableTaps instead: per-axis
+weight matrices and MatMuls, no ScatterElements and no integer index tensor, so that runtimes without a scatter-add
+(onnx2tf / TFLite) run it too; it costs more memory and time (SeparableTaps says how much). The forward GridSample
+that inline(forward=) writes is its read.
 """
 from __future__ import annotations
 
@@ -228,8 +233,10 @@ class SeparableTaps:
     point, matches no pixel and adds nothing), and d pixel / d grid (`scales`, [N, P]). The point's weight at pixel
     (.., h, w) is the product of its rows' entries, so reading the image at the taps and scattering into it are
     MatMuls: no ScatterElements (onnx2tf converts no reduction='add') and no integer index tensor (onnx2tf guesses
-    layouts for tensors of rank >= 3). The price is memory, O(N P (sum of the sizes)) for the matrices plus
-    [N, C, P, W] and [N, C, S_0 .. S_{k-2}, P] intermediates, against O(N C P K^k) for the scatter form."""
+    layouts for tensors of rank >= 3). The price: memory O(N P (S_0 + .. + S_{k-1})) for the matrices (the leading
+    axes' outer product: O(N P S_0 .. S_{k-2})) plus [N, C, P, S_{k-1}] and [N, C, S_0 .. S_{k-2}, P] intermediates,
+    against O(N C P K^k) for the scatter form (K taps per axis), and MatMuls of O(N C P S_0 .. S_{k-1}) operations:
+    quadratic in the image's size where the scatter form is linear (docs/ops.md, "The portable form")."""
 
     def __init__(self, g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str, align_corners: bool,
                  slopes: bool = True):

@@ -5,13 +5,14 @@ runtime), against the NumPy reference of GridSampler{2,3}DGrad and onnxruntime's
 differs in bicubic border padding). The one-op models of test_runtimes.py each hold one configuration only."""
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 
 import numpy as np
 import onnxruntime
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from resample_grad import opset, paths
 from runtimes import RUNTIMES, missing
@@ -98,4 +99,13 @@ def test_portable_grid_bodies_on_runtime(runtime, spatial, tmp_path):
     if reason:
         pytest.skip(reason)
     _, feeds, reference = _case(spatial)
-    _compare(RUNTIMES[runtime].run(_portable(spatial), feeds, tmp_path), reference, spatial, runtime)
+    portable = _portable(spatial)
+    if runtime.startswith("onnx2tf"):
+        # nearest's grad_grid is zeros, an initializer in the portable form: onnx2tf 1.29.24 leaves a constant output
+        # out of the converted model (a KeyError, not a wrong number); checked here, the model's other outputs there
+        portable, reference = copy.deepcopy(portable), dict(reference)
+        constants = {t.name: numpy_helper.to_array(t) for t in portable.graph.initializer}
+        for output in [o for o in portable.graph.output if o.name in constants]:
+            np.testing.assert_array_equal(constants[output.name], reference.pop(output.name))
+            portable.graph.output.remove(output)
+    _compare(RUNTIMES[runtime].run(portable, feeds, tmp_path), reference, spatial, runtime)

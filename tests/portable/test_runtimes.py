@@ -31,15 +31,16 @@ FORWARD = {
 # what onnx2tf 1.29.24 does with the portable form of each one-op model (docs/ops.md, "Portable form"), measured;
 # a model not named here is not run on onnx2tf yet
 ONNX2TF_FAILS = {
-    "grid_sampler_2d_grad": "onnx2tf converts ScatterElements with reduction='none' only (the body's is 'add')",
     "upsample_nearest_exact1d_grad": "onnx2tf gives the 3-D output another shape: (4, 100, 3) for (4, 32, 100)",
     "upsample_bilinear2d_grad": "onnx2tf transposes a sliced 3-D index tensor (test_runtime_bugs.py): relative error 1",
     "upsample_nearest_exact2d_grad": "onnx2tf transposes a 6-D tap tensor: a Mul of (2,20,1,30,3,45) by (1,1,1,1,30,3)",
     "upsample_nearest2d_grad": "onnx2tf transposes a 6-D tap tensor: a Mul whose shapes no longer broadcast",
     "resize_bilinear_v2_grad": "onnx2tf: right shape, wrong values (relative error 1.13), TF and .tflite alike",
-    "grid_sampler_3d_grad": "onnx2tf converts ScatterElements with reduction='none' only (the body's is 'add')",
 }
-ONNX2TF_PASSES = ()
+ONNX2TF_PASSES = (
+    "grid_sampler_2d_grad",
+    "grid_sampler_3d_grad",
+)
 
 
 @functools.cache
