@@ -6,6 +6,11 @@ taps are the product of its axes' taps; grad_input is a ScatterElements(add) of 
 tap's weight into the image, grad_grid a gather of the image at the taps dotted with grad_output over
 the channels, times the weights' slopes. A tap outside the image (or of a NaN point) goes to a spare
 pixel after the image, which is dropped, and reads zero.
+
+The portable form (BodyKey.portable, opset.inline) always scatters and reads through SeparableTaps instead: per-axis
+weight matrices and MatMuls, no ScatterElements and no integer index tensor, so that runtimes without a scatter-add
+(onnx2tf / TFLite) run it too; it costs more memory and time (SeparableTaps says how much). The forward GridSample
+that inline(forward=) writes is its read.
 """
 from __future__ import annotations
 
@@ -128,7 +133,8 @@ def grid_sampler_body(key: BodyKey, inputs: list[str], outputs: list[str], spati
     zeros = body.branch()
     zero_outputs = [zeros.like(zeros.Expand(0.0, zeros.Shape(value)), value) for value in (image, grid)]
     gradients = body.branch()
-    results = _gradients(gradients, inputs, spatial, mode, padding, align_corners, list(key.wanted))
+    compute = _separable_gradients if key.portable else _gradients
+    results = compute(gradients, inputs, spatial, mode, padding, align_corners, list(key.wanted))
     values = body.If(empty, then_branch=zeros.graph(zero_outputs[:len(outputs)]),
                      else_branch=gradients.graph(results[:len(outputs)]), outputs=len(outputs))
     values = [values] if len(outputs) == 1 else list(values)
@@ -152,6 +158,22 @@ class TapTable:
     by_channel: str
 
 
+def point_axes(g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str, align_corners: bool):
+    """Every grid point's taps along each spatial axis (in spatial order), [(PointTaps, size as opmath scalar)], and
+    the number of points [1]: aten's GridSampler.h coordinate rules, for every form of the body."""
+    points = g.ReduceProd(g.Shape(grid, start=1, end=-1), keepdims=1)
+    # allowzero and explicit sizes: an empty batch or channel axis reshapes to empty
+    coords = g.Reshape(g.in_opmath(grid), g.Concat(g.Shape(image, start=0, end=1), points, [spatial], axis=0),
+                       allowzero=1)
+    dims = g.Shape(image)
+    axes = []
+    for axis in range(spatial):  # grid channels x, y(, z): the last spatial axis first
+        size = g.Cast(g.Gather(dims, 2 + axis), to=g.opmath)
+        axes.append((axis_taps(g, g.Gather(coords, spatial - 1 - axis, axis=2), size, mode, padding, align_corners),
+                     size))
+    return axes, points
+
+
 def tap_table(g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str,
               align_corners: bool) -> TapTable:
     """The taps of every grid point (aten's GridSampler.h coordinate rules), for the forward and the gradients."""
@@ -159,17 +181,13 @@ def tap_table(g: Graph, image: str, grid: str, spatial: int, mode: str, padding:
     # an image without pixels (symbolic dims attach() could not check) fails here, as the kernel refuses it
     pixels = g.ReduceProd(g.Shape(image, start=2), keepdims=1)
     pixels = g.Reshape(pixels, g.Where(g.Greater(pixels, 0), [1], [-2]))  # [1]
-    points = g.ReduceProd(g.Shape(grid, start=1, end=-1), keepdims=1)
-    # allowzero and explicit sizes: an empty batch or channel axis reshapes to empty
-    coords = g.Reshape(g.in_opmath(grid), g.Concat(g.Shape(image, start=0, end=1), points, [spatial], axis=0),
-                       allowzero=1)
+    point_taps, points = point_axes(g, image, grid, spatial, mode, padding, align_corners)
     dims = g.Shape(image)
     taps, keys, inside_all = [], None, None
     stride = g.value(1)
     tap_axes = list(range(2, 2 + spatial))  # [N, P, K_0, .., K_{spatial-1}]: one tap axis per spatial axis
     for axis in reversed(range(spatial)):  # W first: its stride is 1
-        size = g.Cast(g.Gather(dims, 2 + axis), to=g.opmath)
-        one = axis_taps(g, g.Gather(coords, spatial - 1 - axis, axis=2), size, mode, padding, align_corners)
+        one, size = point_taps[axis]
         others = [a for a in tap_axes if a != 2 + axis]
         inside = g.Unsqueeze(g.And(g.GreaterOrEqual(one.position, 0.0), g.LessOrEqual(one.position, g.Sub(size, 1.0))),
                              others)
@@ -201,12 +219,65 @@ def read_taps(g: Graph, table: TapTable, image: str) -> str:
 
 
 def grid_sample(g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str, align_corners: bool) -> str:
-    """ONNX GridSample (torch's grid_sample) of image by grid, [N, C, *grid's points], in opmath: the taps read and
-    weighted, the adjoint of grad_input below."""
-    table = tap_table(g, image, grid, spatial, mode, padding, align_corners)
-    weights = g.Reshape(table.weight, g.Concat(table.batch, [1], table.points, table.tap_count, axis=0), allowzero=1)
-    sampled = g.ReduceSum(g.Mul(read_taps(g, table, image), weights), [3], keepdims=0)  # [N, C, P]
-    return g.Reshape(sampled, g.Concat(table.batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
+    """ONNX GridSample (torch's grid_sample) of image by grid, [N, C, *grid's points], in opmath: the taps read by the
+    separable form below (it replaces GridSample for runtimes that lack it, so it is the portable one)."""
+    taps = SeparableTaps(g, image, grid, spatial, mode, padding, align_corners, slopes=False)
+    sampled = taps.read(taps.weights)  # [N, C, P]
+    return g.Reshape(sampled, g.Concat(taps.batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
+
+
+class SeparableTaps:
+    """The portable form's taps (BodyKey.portable): per spatial axis a, the matrices [N, P, S_a] that hold, in the
+    row of point p, the weights (`weights`) or d weight / d pixel (`slopes`, None for nearest) of p's taps at their
+    pixels, one-hot times weight summed over the taps (Equal(position, pixel): a tap outside the image, or of a NaN
+    point, matches no pixel and adds nothing), and d pixel / d grid (`scales`, [N, P]). The point's weight at pixel
+    (.., h, w) is the product of its rows' entries, so reading the image at the taps and scattering into it are
+    MatMuls: no ScatterElements (onnx2tf converts no reduction='add') and no integer index tensor (onnx2tf guesses
+    layouts for tensors of rank >= 3). The price: memory O(N P (S_0 + .. + S_{k-1})) for the matrices (the leading
+    axes' outer product: O(N P S_0 .. S_{k-2})) plus [N, C, P, S_{k-1}] and [N, C, S_0 .. S_{k-2}, P] intermediates,
+    against O(N C P K^k) for the scatter form (K taps per axis), and MatMuls of O(N C P S_0 .. S_{k-1}) operations:
+    quadratic in the image's size where the scatter form is linear (docs/ops.md, "The portable form")."""
+
+    def __init__(self, g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str, align_corners: bool,
+                 slopes: bool = True):
+        self.g = g
+        point_taps, self.points = point_axes(g, image, grid, spatial, mode, padding, align_corners)
+        self.batch_channels = g.Shape(image, start=0, end=2)
+        self.weights, self.slopes, self.scales = [], [], []
+        for taps, size in point_taps:
+            pixels = g.Range(0.0, size, 1.0)  # [S]
+            hits = g.Equal(g.Unsqueeze(taps.position, [-1]), pixels)  # [N, P, K, S]
+            self.weights.append(g.ReduceSum(g.Where(hits, g.Unsqueeze(taps.weight, [-1]), 0.0), [2], keepdims=0))
+            self.slopes.append(None if taps.slope is None or not slopes else
+                               g.ReduceSum(g.Where(hits, g.Unsqueeze(taps.slope, [-1]), 0.0), [2], keepdims=0))
+            self.scales.append(taps.scale)
+        # the image as [N, C, S_0 .. S_{k-2}, S_{k-1}]: the leading axes flattened, as their outer product below
+        leading = g.ReduceProd(g.Shape(image, start=2, end=-1), keepdims=1)
+        self.image = g.Reshape(g.in_opmath(image), g.Concat(self.batch_channels, leading, g.Shape(image, start=-1),
+                                                           axis=0), allowzero=1)
+        self.rows = g.Concat(g.Shape(image, start=0, end=1), self.points, [-1], axis=0)  # [N, P, -1]
+
+    def _leading(self, matrices: list) -> str:
+        """The outer product of the leading axes' matrices per point, [N, P, S_0 .. S_{k-2}], transposed to
+        [N, 1, S_0 .. S_{k-2}, P] for the MatMuls."""
+        g = self.g
+        product = matrices[0]
+        for matrix in matrices[1:-1]:
+            product = g.Reshape(g.Mul(g.Unsqueeze(product, [-1]), g.Unsqueeze(matrix, [2])), self.rows)
+        return g.Unsqueeze(g.Transpose(product, perm=[0, 2, 1]), [1])
+
+    def read(self, matrices: list) -> str:
+        """The sum over the image's pixels of the image times the product of the axes' `matrices`, [N, C, P]."""
+        g = self.g
+        by_row = g.MatMul(self.image, g.Unsqueeze(g.Transpose(matrices[-1], perm=[0, 2, 1]), [1]))  # [N, C, L, P]
+        return g.ReduceSum(g.Mul(by_row, self._leading(matrices)), [2], keepdims=0)
+
+    def scatter(self, values: str, image: str) -> str:
+        """values [N, C, P] (opmath) spread over the image's pixels by the weights, shaped like image, in opmath: the
+        adjoint of read(image, weights)."""
+        g = self.g
+        by_point = g.Mul(g.Unsqueeze(values, [-1]), g.Unsqueeze(self.weights[-1], [1]))  # [N, C, P, W]
+        return g.Reshape(g.MatMul(self._leading(self.weights), by_point), g.Shape(image))  # [N, C, L, W]
 
 
 def _gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: str, align_corners: bool,
@@ -249,6 +320,28 @@ def _gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: st
             channels.append(g.Mul(g.ReduceSum(g.Mul(dot, product), tap_axes, keepdims=0), taps[axis].scale))
         grad_grid = g.Concat(*[g.Unsqueeze(c, [-1]) for c in channels], axis=-1)
         results.append(g.like(g.Reshape(grad_grid, g.Shape(grid), allowzero=1), grid))
+    else:
+        results.append(g.like(g.Expand(0.0, [0]), grid))
+    return results
+
+
+def _separable_gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: str, align_corners: bool,
+                         wanted: list[bool]) -> list[str]:
+    """_gradients in the portable form (SeparableTaps): MatMuls instead of ScatterElements(add) and GatherElements."""
+    grad_output, image, grid = inputs
+    slopes = wanted[1] and mode != "nearest"
+    taps = SeparableTaps(g, image, grid, spatial, mode, padding, align_corners, slopes)
+    g_planes = g.Reshape(g.in_opmath(grad_output), g.Concat(taps.batch_channels, taps.points, axis=0), allowzero=1)
+    results = [g.like(taps.scatter(g_planes, image), image) if wanted[0] else g.like(g.Expand(0.0, [0]), image)]
+    if slopes:
+        channels = []
+        for axis in reversed(range(spatial)):  # grid channels x, y(, z): the last spatial axis first
+            matrices = [taps.slopes[a] if a == axis else taps.weights[a] for a in range(spatial)]
+            dot = g.ReduceSum(g.Mul(taps.read(matrices), g_planes), [1], keepdims=0)  # [N, P]
+            channels.append(g.Unsqueeze(g.Mul(dot, taps.scales[axis]), [-1]))
+        results.append(g.like(g.Reshape(g.Concat(*channels, axis=-1), g.Shape(grid), allowzero=1), grid))
+    elif wanted[1]:
+        results.append(g.like(g.Expand(0.0, g.Shape(grid)), grid))
     else:
         results.append(g.like(g.Expand(0.0, [0]), grid))
     return results
