@@ -254,6 +254,20 @@ def _trilinear_kernel(size_in: int, size_out: int, inverse: float, corners: bool
     return _bilinear_kernel(size_in, size_out, inverse, corners)
 
 
+def _keys_weights(t: np.ndarray) -> list[np.ndarray]:
+    """The weights of the taps floor - 1 .. floor + 2 at fraction t, in float32, as the kernel computes them
+    (upsample_bicubic2d_grad_base.cpp:140-160): ((1.25 x - 2.25) x) x + 1 at the near distances t, 1 - t and
+    ((-0.75 x + 3.75) x - 6) x + 3 at the far ones 1 + t, 2 - t (Keys' cubic with A = -0.75)."""
+    one = np.float32(1)
+
+    def near(x):
+        return (np.float32(1.25) * x + np.float32(-2.25)) * x * x + one
+
+    def far(x):
+        return ((np.float32(-0.75) * x + np.float32(3.75)) * x + np.float32(-6)) * x + np.float32(3)
+    return [far(one + t), near(t), near(one - t), far(np.float32(2) - t)]
+
+
 def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, deterministic: bool,
                     guard: bool = False) -> np.ndarray:
     """UpsampleBicubic2dGrad: the attribute is the inverse scale, used as it is. The tiling runs the deterministic
@@ -272,9 +286,8 @@ def _bicubic_kernel(size_in: int, size_out: int, step: float, corners: bool, det
     t = source - low.astype(np.float32)
     if guard:
         t = np.clip(t, np.float32(0), np.float32(1))
-    from resample_grad.opset._taps import cubic_coefficients  # Keys' polynomial: the kernel's constants are A=-0.75's
     m = np.zeros((size_out, size_in))
-    for k, w in enumerate(cubic_coefficients(t, -0.75)):
+    for k, w in enumerate(_keys_weights(t)):
         np.add.at(m, (np.arange(size_out), np.clip(low - 1 + k, 0, size_in - 1)), w.astype(np.float64))
     return m
 
@@ -522,7 +535,6 @@ class GePlan:
     # per resized axis: in, out, in/out step
     steps: list[tuple[int, int, float]] = dataclasses.field(default_factory=list)
     wrap: bool = False  # the 1-D form: Unsqueeze to [N, C, 1, L], the 2-D op, Squeeze
-    size_from: str | None = None  # ResizeNearestNeighborV2Grad: the int64 size to Cast to int32
     inits: list[onnx.TensorProto] = dataclasses.field(default_factory=list)
     # name, ok, detail, problem
     checks: list[tuple[str, bool, str, str | None]] = dataclasses.field(default_factory=list)
@@ -717,12 +729,8 @@ def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
                 plan.inits.append(numpy_helper.from_array(np.array(spatial, np.int32), plan.inputs[1]))
             converted = " (from int64)" if value.dtype != np.int32 else ""
             plan.checks.append(("size", True, f"int32 constant {spatial}{converted}", None))
-        else:
+        else:  # a run-time size: refused below (static sizes)
             spatial = [None, None]
-            if ctx.elem(node.input[1]) != TensorProto.INT32:
-                plan.size_from = node.input[1]
-            cast = ", Cast to int32" if plan.size_from else " (int32)"
-            plan.checks.append(("size", True, f"run-time value{cast}", None))
         original = list(grads[:2]) + spatial
     else:
         original = ctx.shape(node.input[1]) or [None] * proto.rank
@@ -737,6 +745,10 @@ def _resize_v2_plan(node, ctx: _Context, ge_type: str) -> GePlan:
         # Ascend 950's kernels read the scales (the TBE ones ignore them): per axis the given scale, else 0 (the size
         # ratio), e.g. for an axis the op copies under a given scale
         _choose_axis_values(ge_type, ge_attrs, plan.kernel_axes, [[f, 0.0] for f in scales], family="Ascend 950")
+    else:  # the kernel's index map and weights can be compared with the op's only for known lengths
+        plan.checks.append(("static sizes", False, f"image {original[2:]}, grads {grads[2:]}",
+                            f"{ge_type} needs static spatial sizes (image {original[2:]}, grads {grads[2:]}) for the "
+                            f"converter to check what its kernel computes"))
     return plan
 
 
@@ -1067,10 +1079,6 @@ def _emit(original, plan: GePlan, needs_cast: bool,
     def helper_node(op_type, ins, outs, hint, **attrs):
         return helper.make_node(op_type, ins, outs, name=ctx.fresh(f"{base}_{hint}"), domain="ai.onnx", **attrs)
 
-    if plan.size_from:
-        inputs[1] = ctx.fresh(f"{plan.size_from}_int32")
-        pre.append(helper_node("Cast", [plan.size_from], [inputs[1]], "size_int32", to=TensorProto.INT32))
-        ctx.info[inputs[1]] = ([2], TensorProto.INT32)
     if needs_cast:
         for k, name in enumerate(inputs):
             if ctx.elem(name) in FLOAT_ELEMS:

@@ -3,7 +3,7 @@
     resample-grad convert MODEL --target ascend --soc SOC -o DIR [--cast] [--fallback node|all] [--wide-modes]
         [--native-half]
     resample-grad convert model.ascend.onnx --from ascend -o MODEL.onnx
-    resample-grad convert MODEL --target portable -o OUT.onnx  (portable_cli.py)
+    resample-grad convert MODEL --target portable -o OUT.onnx [--scatter-free]  (portable_cli.py)
 """
 from __future__ import annotations
 
@@ -46,6 +46,9 @@ def add_cli(sub) -> None:
                          help="keep float16 / bfloat16 GE ops in their dtype (default: Cast to float32 around them, "
                               "as aclnn does; the kernels keep weights and partial sums in the input dtype, less "
                               "precise)")
+    convert.add_argument("--scatter-free", action="store_true",
+                         help="--target portable: grid samplers by dense MatMuls, no ScatterElements (for runtimes "
+                              "without a scatter-add: onnx2tf / TFLite; memory grows with grid points x pixels)")
     convert.set_defaults(func=_cmd_convert)
 
 
@@ -60,6 +63,8 @@ def _cmd_convert(args) -> int:
         if given:
             raise CliError(f"convert: {', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to "
                            f"--target ascend, not to {'--from ascend' if args.source else '--target portable'}")
+    if args.scatter_free and args.target != "portable":
+        raise CliError("convert: --scatter-free applies only to --target portable")
     if args.target == "portable":
         return portable_cli.convert(args)
     if args.source == "ascend":

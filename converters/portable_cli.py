@@ -1,4 +1,5 @@
-"""`resample-grad convert MODEL --target portable -o OUT.onnx`: the model in standard ONNX only (opset.inline)."""
+"""`resample-grad convert MODEL --target portable -o OUT.onnx [--scatter-free]`: the model in standard ONNX only
+(opset.inline)."""
 from __future__ import annotations
 
 from resample_grad import opset
@@ -13,7 +14,7 @@ def convert(args) -> int:
     model = load_model(args.model)
     progress(f"inlining the resample_grad ops of {args.model}")
     try:
-        portable = opset.inline(model)
+        portable = opset.inline(model, scatter_free=args.scatter_free)
     except opset.ResampleGradError as error:
         raise CliError(f"convert: {error}") from None
     write_atomically(out, lambda handle: handle.write(portable.SerializeToString()))

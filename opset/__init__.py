@@ -276,7 +276,7 @@ def _raise_if_ours(error: Exception) -> None:
             raise ResampleGradError(op_type, text[text.index(marker) + len(marker):].strip()) from None
 
 
-def attach(model: onnx.ModelProto, *, portable: bool = False) -> onnx.ModelProto:
+def attach(model: onnx.ModelProto, *, portable: bool = False, scatter_free: bool = False) -> onnx.ModelProto:
     """A copy of `model` with the functions of the resample_grad ops it uses and the opset imports they need.
 
     Every resample_grad node is validated first (ResampleGradError on bad attributes), then
@@ -286,7 +286,8 @@ def attach(model: onnx.ModelProto, *, portable: bool = False) -> onnx.ModelProto
     `overload` (IR 10) when the installed onnxruntime runs the body a node names
     (onnxruntime_selects_overloads); otherwise _choose_bodies names bodies apart. The
     functions' default-domain opset is the model's (17 or newer), and the IR version one that
-    both the functions (>= 8) and the installed onnxruntime accept. portable: bodies for inline() (BodyKey.portable).
+    both the functions (>= 8) and the installed onnxruntime accept. portable: bodies for inline()
+    (BodyKey.portable); scatter_free: grid samplers without ScatterElements (BodyKey.scatter_free).
     """
     model = _restored(model)
     imports = {o.domain: o for o in model.opset_import}
@@ -304,7 +305,8 @@ def attach(model: onnx.ModelProto, *, portable: bool = False) -> onnx.ModelProto
     _fill_output_types(model, inferred)
     _fill_optional_inputs(model)
     _fill_optional_outputs(model)
-    bodies = _choose_bodies(model, _value_types(inferred), default.version, portable)
+    bodies = _choose_bodies(model, _value_types(inferred), default.version,
+                            dict(portable=portable, scatter_free=scatter_free))
     used = {key.op_type for key in bodies.values()}
     kept = [f for f in model.functions
             if not (f.domain == DOMAIN and f.name.split(BODY_NAME_SEPARATOR)[0] in used)]
@@ -322,7 +324,7 @@ def attach(model: onnx.ModelProto, *, portable: bool = False) -> onnx.ModelProto
     return model
 
 
-def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version: int, portable: bool) -> BodyKey:
+def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version: int, form: dict) -> BodyKey:
     """What the node statically is: its dtype, with float32 arithmetic for float and half inputs (double and any dtype
     when onnxruntime cannot select bodies: that body serves every dtype), its attributes, its named outputs."""
     op = OPS[node.op_type]
@@ -339,7 +341,7 @@ def _body_key(node: onnx.NodeProto, types: dict, overloads: bool, opset_version:
                                                   f"'{op.schema.inputs[op.rank_input].name}' (give it a shape)")
         attributes += (("rank", len(rank_type.tensor_type.shape.dim)),)
     wanted = tuple(k < len(node.output) and node.output[k] != "" for k in range(len(op.schema.outputs)))
-    return BodyKey(node.op_type, opmath, dtype, attributes, wanted, opset_version, portable)
+    return BodyKey(node.op_type, opmath, dtype, attributes, wanted, opset_version, **form)
 
 
 def _plain(value):
@@ -351,7 +353,7 @@ def _plain(value):
     return value
 
 
-def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int, portable: bool) -> dict:
+def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int, form: dict) -> dict:
     """Gives each resample_grad node the body of what it statically is (_body_key) and returns the bodies the model
     needs, {(function name, overload): key}.
 
@@ -360,7 +362,7 @@ def _choose_bodies(model: onnx.ModelProto, types: dict, opset_version: int, port
     nodes of an op with several bodies call a function named per body (the native kernels then do not take them)."""
     overloads = onnxruntime_selects_overloads()
     nodes = list(_domain_nodes(model))
-    keys = [_body_key(node, types, overloads, opset_version, portable) for node in nodes]
+    keys = [_body_key(node, types, overloads, opset_version, form) for node in nodes]
     bodies = {}
     for node, key in zip(nodes, keys, strict=True):
         if overloads:

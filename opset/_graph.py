@@ -146,6 +146,9 @@ class BodyKey:
     # for inline(): no If that only skips work where a plain form computes the same (a runtime that checks If
     # branches statically refuses branches of different shapes)
     portable: bool = False
+    # for inline(scatter_free=True): the grid samplers scatter and read by dense MatMuls, no ScatterElements or
+    # GatherElements (runtimes without a scatter-add: onnx2tf / TFLite); quadratic in the image's size
+    scatter_free: bool = False
 
     @property
     def overload(self) -> str:
@@ -160,6 +163,8 @@ class BodyKey:
             parts.append("outputs=" + "".join("1" if w else "0" for w in self.wanted))
         if self.portable:
             parts.append("portable")
+        if self.scatter_free:
+            parts.append("scatter_free")
         return ",".join(parts)
 
     def attribute(self, name: str):

@@ -7,10 +7,11 @@ tap's weight into the image, grad_grid a gather of the image at the taps dotted 
 the channels, times the weights' slopes. A tap outside the image (or of a NaN point) goes to a spare
 pixel after the image, which is dropped, and reads zero.
 
-The portable form (BodyKey.portable, opset.inline) always scatters and reads through SeparableTaps instead: per-axis
-weight matrices and MatMuls, no ScatterElements and no integer index tensor, so that runtimes without a scatter-add
-(onnx2tf / TFLite) run it too; it costs more memory and time (SeparableTaps says how much). The forward GridSample
-that inline(forward=) writes is its read.
+The scatter-free form (BodyKey.scatter_free, opset.inline(scatter_free=True)) scatters and reads through
+SeparableTaps instead: per-axis weight matrices and MatMuls, no ScatterElements and no integer index tensor, so that
+runtimes without a scatter-add (onnx2tf / TFLite) run it too; it costs memory and time quadratic in the image's size
+(SeparableTaps says how much), so it is an option, not the portable default. The forward GridSample that
+inline(forward=) writes is the read of the same form.
 """
 from __future__ import annotations
 
@@ -133,7 +134,7 @@ def grid_sampler_body(key: BodyKey, inputs: list[str], outputs: list[str], spati
     zeros = body.branch()
     zero_outputs = [zeros.like(zeros.Expand(0.0, zeros.Shape(value)), value) for value in (image, grid)]
     gradients = body.branch()
-    compute = _separable_gradients if key.portable else _gradients
+    compute = _separable_gradients if key.scatter_free else _gradients
     results = compute(gradients, inputs, spatial, mode, padding, align_corners, list(key.wanted))
     values = body.If(empty, then_branch=zeros.graph(zero_outputs[:len(outputs)]),
                      else_branch=gradients.graph(results[:len(outputs)]), outputs=len(outputs))
@@ -218,17 +219,23 @@ def read_taps(g: Graph, table: TapTable, image: str) -> str:
     return g.Reshape(read, g.Concat(table.batch_channels, table.points, table.tap_count, axis=0), allowzero=1)
 
 
-def grid_sample(g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str, align_corners: bool) -> str:
-    """ONNX GridSample (torch's grid_sample) of image by grid, [N, C, *grid's points], in opmath: the taps read by the
-    separable form below (it replaces GridSample for runtimes that lack it, so it is the portable one)."""
-    taps = SeparableTaps(g, image, grid, spatial, mode, padding, align_corners, slopes=False)
-    sampled = taps.read(taps.weights)  # [N, C, P]
-    return g.Reshape(sampled, g.Concat(taps.batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
+def grid_sample(g: Graph, image: str, grid: str, spatial: int, mode: str, padding: str, align_corners: bool,
+                scatter_free: bool = False) -> str:
+    """ONNX GridSample (torch's grid_sample) of image by grid, [N, C, *grid's points], in opmath: the taps read and
+    weighted, the adjoint of grad_input below (scatter_free: read by the dense MatMuls of SeparableTaps)."""
+    if scatter_free:
+        taps = SeparableTaps(g, image, grid, spatial, mode, padding, align_corners, slopes=False)
+        sampled = taps.read(taps.weights)  # [N, C, P]
+        return g.Reshape(sampled, g.Concat(taps.batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
+    table = tap_table(g, image, grid, spatial, mode, padding, align_corners)
+    weights = g.Reshape(table.weight, g.Concat(table.batch, [1], table.points, table.tap_count, axis=0), allowzero=1)
+    sampled = g.ReduceSum(g.Mul(read_taps(g, table, image), weights), [3], keepdims=0)  # [N, C, P]
+    return g.Reshape(sampled, g.Concat(table.batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
 
 
 class SeparableTaps:
-    """The portable form's taps (BodyKey.portable): per spatial axis a, the matrices [N, P, S_a] that hold, in the
-    row of point p, the weights (`weights`) or d weight / d pixel (`slopes`, None for nearest) of p's taps at their
+    """The scatter-free form's taps (BodyKey.scatter_free): per spatial axis a, the matrices [N, P, S_a] that hold, in
+    the row of point p, the weights (`weights`) or d weight / d pixel (`slopes`, None for nearest) of p's taps at their
     pixels, one-hot times weight summed over the taps (Equal(position, pixel): a tap outside the image, or of a NaN
     point, matches no pixel and adds nothing), and d pixel / d grid (`scales`, [N, P]). The point's weight at pixel
     (.., h, w) is the product of its rows' entries, so reading the image at the taps and scattering into it are
@@ -327,7 +334,8 @@ def _gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: st
 
 def _separable_gradients(g: Graph, inputs: list[str], spatial: int, mode: str, padding: str, align_corners: bool,
                          wanted: list[bool]) -> list[str]:
-    """_gradients in the portable form (SeparableTaps): MatMuls instead of ScatterElements(add) and GatherElements."""
+    """_gradients in the scatter-free form (SeparableTaps): MatMuls instead of ScatterElements(add) and
+    GatherElements."""
     grad_output, image, grid = inputs
     slopes = wanted[1] and mode != "nearest"
     taps = SeparableTaps(g, image, grid, spatial, mode, padding, align_corners, slopes)

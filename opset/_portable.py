@@ -27,14 +27,18 @@ FORWARD_OPS = ("GridSample", "Resize")  # the forward ops inline(forward=...) ca
 FORWARD_DOMAIN = DOMAIN + ".forward"  # of the functions that replace them, inlined before inline() returns
 
 
-def inline(model: onnx.ModelProto, *, fold: bool = True, forward=()) -> onnx.ModelProto:
+def inline(model: onnx.ModelProto, *, fold: bool = True, forward=(), scatter_free: bool = False) -> onnx.ModelProto:
     """A copy of `model` with every resample_grad node replaced by its body (attach()'s), no function and no import
     of the resample_grad domain left, no zero-element initializer, unique node names, standard ops at the model's
     default-domain opset. fold=False keeps the bodies as attach() writes them (shapes computed at run time).
 
     forward: op types of FORWARD_OPS whose nodes in the main graph are replaced by standard-op bodies of the same tap
     engine too, for a runtime that lacks them: GridSample (4-D and 5-D, every mode and padding) and Resize (rank 2
-    or more, float, every mode but tf_crop_and_resize; a node of another kind stays)."""
+    or more, float, every mode but tf_crop_and_resize; a node of another kind stays).
+
+    scatter_free: the grid samplers (and a replaced GridSample) scatter and read by dense MatMuls, with no
+    ScatterElements, GatherElements or integer index tensor, for runtimes without a scatter-add (onnx2tf / TFLite);
+    their memory and time grow with (grid points) x (image pixels), where the default form's grow linearly."""
     import onnx_ir as ir
     from onnx_ir.passes import common as common_passes
     from onnxscript.optimizer import _constant_folding
@@ -45,8 +49,8 @@ def inline(model: onnx.ModelProto, *, fold: bool = True, forward=()) -> onnx.Mod
     if unknown:
         raise ResampleGradError("inline", f"forward={list(forward)}: {', '.join(unknown)} cannot be replaced; "
                                           f"expected op types among {', '.join(FORWARD_OPS)}")
-    attached = attach(model, portable=True)
-    _replace_forward(attached, set(forward))
+    attached = attach(model, portable=True, scatter_free=scatter_free)
+    _replace_forward(attached, set(forward), scatter_free)
     ir_model = ir.serde.deserialize_model(attached)
     passes = [common_passes.InlinePass()]
     if fold:
@@ -197,7 +201,7 @@ def _check_portable(model: onnx.ModelProto) -> None:
     onnx.checker.check_model(model, full_check=True)
 
 
-def _replace_forward(model: onnx.ModelProto, forward: set) -> None:
+def _replace_forward(model: onnx.ModelProto, forward: set, scatter_free: bool = False) -> None:
     """Each main-graph node of an op type in `forward` that _forward_body can build becomes a call of a model-local
     function of FORWARD_DOMAIN (one per node), which the InlinePass then inlines."""
     if not forward:
@@ -211,7 +215,7 @@ def _replace_forward(model: onnx.ModelProto, forward: set) -> None:
         if node.domain not in ("", "ai.onnx") or node.op_type not in forward:
             continue
         present = [name for name in node.input if name]
-        function = _forward_body(node, [types.get(name) for name in node.input], version)
+        function = _forward_body(node, [types.get(name) for name in node.input], version, scatter_free)
         if function is None:
             continue
         function.name, function.domain = f"{node.op_type}_{k}", FORWARD_DOMAIN
@@ -228,7 +232,8 @@ GRID_SAMPLE_MODES = {"bilinear": "bilinear", "linear": "bilinear", "bicubic": "b
                      "nearest": "nearest"}  # (opset 16's names and opset 20's)
 
 
-def _forward_body(node: onnx.NodeProto, types: list, version: int) -> onnx.FunctionProto | None:
+def _forward_body(node: onnx.NodeProto, types: list, version: int, scatter_free: bool = False
+                  ) -> onnx.FunctionProto | None:
     """The body of a GridSample or Resize node (inputs: its present inputs, in order); None where it has none."""
     attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     attrs = {name: value.decode() if isinstance(value, bytes) else value for name, value in attrs.items()}
@@ -242,7 +247,7 @@ def _forward_body(node: onnx.NodeProto, types: list, version: int) -> onnx.Funct
         if rank not in (4, 5) or grid is None or grid.elem_type != x.elem_type:
             return None
         y = grid_sample(g, "X", "grid", rank - 2, GRID_SAMPLE_MODES[attrs.get("mode", "bilinear")],
-                        attrs.get("padding_mode", "zeros"), bool(attrs.get("align_corners", 0)))
+                        attrs.get("padding_mode", "zeros"), bool(attrs.get("align_corners", 0)), scatter_free)
         return g.function(node.op_type, "", ["X", "grid"], {"Y": g.like(y, "X")})
     from . import OPS  # Resize's attributes are ResizeGrad's, with the same defaults
 
