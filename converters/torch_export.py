@@ -272,6 +272,43 @@ def _unname_unused_outputs(model: onnx.ModelProto) -> None:
                     node.output[i] = ""
 
 
+def _spelled_out(model: onnx.ModelProto) -> None:
+    """Two forms torch's exporter writes, each as its plain equivalent, which every runtime reads as the spec says
+    (tests/portable/test_runtime_bugs.py): a ConstantOfShape without a value gets the spec's default, a float32
+    zero, explicitly (tract reads float64); a constant-mode Pad whose pads are a constant with negative entries
+    (autograd's backward of a pad: a crop) becomes a Slice of those axes, then a Pad of the positive entries if any
+    (tract panics on negative pads)."""
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    pads_of = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    nodes = []
+    for node in graph.node:
+        if node.op_type == "ConstantOfShape" and node.domain in ("", "ai.onnx") and not node.attribute:
+            node.attribute.append(helper.make_attribute("value", numpy_helper.from_array(np.zeros(1, np.float32))))
+        pads = pads_of.get(node.input[1]) if node.op_type == "Pad" and len(node.input) > 1 else None
+        mode = next((a.s for a in node.attribute if a.name == "mode"), b"constant")
+        if (pads is None or not (pads < 0).any() or mode != b"constant" or node.domain not in ("", "ai.onnx")
+                or (len(node.input) > 3 and node.input[3])):
+            nodes.append(node)
+            continue
+        rank, name = len(pads) // 2, node.output[0]
+        axes = [k for k in range(rank) if min(pads[k], pads[rank + k]) < 0]
+        bounds = {"starts": [max(-pads[k], 0) for k in axes],  # (Slice's input order)
+                  "ends": [pads[rank + k] if pads[rank + k] < 0 else np.iinfo(np.int64).max for k in axes],
+                  "axes": axes}
+        graph.initializer.extend(numpy_helper.from_array(np.array(v, np.int64), f"{name}_crop_{k}")
+                                 for k, v in bounds.items())
+        cropped = f"{name}_cropped" if (pads > 0).any() else name
+        nodes.append(helper.make_node("Slice", [node.input[0], *(f"{name}_crop_{k}" for k in bounds)], [cropped],
+                                      name=f"{node.name}_crop"))
+        if (pads > 0).any():
+            graph.initializer.append(numpy_helper.from_array(np.maximum(pads, 0).astype(np.int64), f"{name}_pads"))
+            nodes.append(helper.make_node("Pad", [cropped, f"{name}_pads", *node.input[2:3]], [name], name=node.name))
+    del graph.node[:]
+    graph.node.extend(nodes)
+
+
 # --------------------------------------------------------------------------- tracing
 
 def _as_strided_scatter(self, src, size, stride, storage_offset=None):
@@ -284,9 +321,36 @@ def _as_strided_scatter(self, src, size, stride, storage_offset=None):
         return NotImplemented
     flat = np.arange(self.numel(), dtype=np.int64)[int(storage_offset or 0):]
     index = np.lib.stride_tricks.as_strided(flat, [int(n) for n in size], [int(s) * flat.itemsize for s in stride])
-    index = torch.from_numpy(np.ascontiguousarray(index).reshape(-1))
+    index = np.ascontiguousarray(index).reshape(-1)
+    if index.size == self.numel() and (index == flat).all():  # the view is the whole tensor in order (an in-place
+        return src.reshape(self.shape).clone()  # op on all of it): no scatter (tinygrad's ScatterND loops per row)
+    index = torch.from_numpy(index)
     return self.reshape(-1).index_put((index,), src.reshape(-1)).reshape(self.shape)
 
+
+def _slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    """slice_scatter with step 1 as the Concat of src and the parts of self around it (torchlib's ScatterND is
+    computed by tinygrad in place, in its data input: tests/portable/test_runtime_bugs.py)."""
+    import torch
+
+    size = self.shape[dim]
+    if step != 1 or not all(isinstance(v, int) for v in (size, start or 0, end or 0)):
+        return NotImplemented
+    start, end, _ = slice(start, end).indices(size)
+    end = max(end, start)
+    parts = [self.narrow(dim, 0, start), src, self.narrow(dim, end, size - end)]
+    return torch.cat([p for p in parts if p.shape[dim]] or [src], dim)
+
+def _as_strided(self, size, stride, storage_offset=None):
+    """as_strided that reads a contiguous tensor in order (functionalization writes one for an in-place op on a whole
+    tensor, monai's LeakyReLU(inplace=True)) as a Reshape, not torchlib's Gather at constant indices."""
+    size, stride = [int(n) for n in size], [int(s) for s in stride]
+    in_order = [int(np.prod(size[k + 1:])) for k in range(len(size))]
+    strided = any(s != o for n, s, o in zip(size, stride, in_order, strict=True) if n > 1)
+    if (not self.is_contiguous() or int(np.prod(size)) != self.numel() or storage_offset not in (None, 0)
+            or self.storage_offset() != 0 or strided):
+        return NotImplemented
+    return self.reshape(size)
 
 def _diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     """diagonal_scatter as _as_strided_scatter (torch's decomposition writes with prims.copy_to, a mutation)."""
@@ -401,8 +465,9 @@ def _scatter_indices(grad_output, self, indices):
 
 def _decompositions() -> dict:
     """What the tracing step decomposes, beyond what torch.onnx.export decomposes itself (every op that neither
-    torchlib nor the translation table has): the two view-scatter ops above; torch's decompositions of the
-    batch-norm ops, which torchlib translates with training=False (the running statistics instead of the batch's);
+    torchlib nor the translation table has): the three view-scatter ops above and as_strided in order; torch's
+    decompositions of the batch-norm ops, which torchlib translates with training=False (the running statistics
+    instead of the batch's);
     adaptive max pooling and its backward; the margin losses' backward ops (torch has no decomposition of them) and
     multilabel_margin_loss_forward (torch's decomposition is wrong after a -1)."""
     import torch
@@ -412,6 +477,7 @@ def _decompositions() -> dict:
     batch_norm = [aten.native_batch_norm.default, aten._native_batch_norm_legit_functional.default,
                   aten._native_batch_norm_legit.default, aten._native_batch_norm_legit.no_stats]
     return {aten.as_strided_scatter.default: _as_strided_scatter, aten.diagonal_scatter.default: _diagonal_scatter,
+            aten.slice_scatter.default: _slice_scatter, aten.as_strided.default: _as_strided,
             **{overload: table[overload] for overload in batch_norm},
             aten.adaptive_max_pool2d.default: _adaptive_max_pool(table[aten.adaptive_max_pool2d.default],
                                                                  "aten.adaptive_max_pool2d"),
@@ -852,6 +918,7 @@ def export(fn_or_module, args, path=None, *, verify: bool = True, **kwargs) -> o
     model = program.model_proto  # a property that serializes anew on each access: one copy
     del model.graph.value_info[:]  # the exporter's shape hints can be wrong after its optimizer; attach() infers anew
     _unname_unused_outputs(model)
+    _spelled_out(model)
     model = opset.attach(model)
     if verify:
         progress("verifying against torch")

@@ -3,10 +3,15 @@ to still be there: onnxruntime and onnx.reference compute each model as the ONNX
 When one of these fails, the runtime has fixed the bug: the work-around (and its row in docs/ops.md) can go."""
 from __future__ import annotations
 
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
+import onnx
 import onnxruntime
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from runtimes import RUNTIMES, missing
@@ -83,6 +88,95 @@ def test_tract_resize_with_run_time_scales_fails(tmp_path):
     assert _spec(model, feeds).shape == (1, 1, 4, 4)
     with pytest.raises(Exception, match="Neither sizes nor scales makes sense"):
         _on("tract", model, feeds, tmp_path)
+
+
+# --------------------------------------------------------------------------- met in exported steps of client code
+# (test_runtimes.py's library steps: kornia's warps, monai's BasicUNet); standard ops torch's exporter writes
+
+
+def test_openvino_matmul_by_transpose_of_a_shared_constant(tmp_path):
+    """OpenVINO 2026.4.1 (CPU, f32): a square constant C that is B of one MatMul and, transposed, of another: the
+    second computes z C instead of z C^T (silently). torch's export of mm's backward has this form (aten.mm(grad,
+    aten.t(B)) next to mm(x, B)): kornia's warp_affine step, relative errors 1.0 and 2.5 in two gradients."""
+    c = numpy_helper.from_array(np.arange(1, 10, dtype=np.float32).reshape(3, 3), "c")
+    nodes = [helper.make_node("MatMul", ["x", "c"], ["y"]), helper.make_node("Transpose", ["c"], ["t"], perm=[1, 0]),
+             helper.make_node("MatMul", ["z", "t"], ["w"])]
+    model = _model(nodes, [("x", F, [2, 3]), ("z", F, [2, 3])], [("y", F, [2, 3]), ("w", F, [2, 3])], [c])
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal((2, 3)).astype(np.float32), "z": rng.standard_normal((2, 3)).astype(np.float32)}
+    cc = numpy_helper.to_array(c)
+    np.testing.assert_allclose(_spec(model, feeds), feeds["x"] @ cc, rtol=1e-6)
+    ours = _on("openvino", model, feeds, tmp_path)
+    np.testing.assert_allclose(ours["y"], feeds["x"] @ cc, rtol=1e-6)
+    np.testing.assert_allclose(ours["w"], feeds["z"] @ cc, rtol=1e-6)  # the spec: z @ cc.T
+    assert np.abs(ours["w"] - feeds["z"] @ cc.T).max() > 1
+
+
+def test_tinygrad_scatter_nd_writes_into_its_data_input(tmp_path):
+    """tinygrad 0.14: ScatterND updates its data tensor in place, so another reader of that tensor sees the update
+    (a silent wrong number; two ScatterNDs on one data tensor raise "can't setitem on a tensor with other uses"
+    instead). torch's export writes slice_scatter and index_put as ScatterND: kornia's step raises."""
+    index = numpy_helper.from_array(np.array([[0]], np.int64), "index")
+    nodes = [helper.make_node("Neg", ["x"], ["z"]), helper.make_node("ScatterND", ["z", "index", "u"], ["y"]),
+             helper.make_node("Neg", ["z"], ["w"])]
+    model = _model(nodes, [("x", F, [3]), ("u", F, [1])], [("y", F, [3]), ("w", F, [3])], [index], version=18)
+    feeds = {"x": np.array([1, 2, 3], np.float32), "u": np.array([9], np.float32)}
+    ours = _on("tinygrad", model, feeds, tmp_path)
+    assert ours["y"].tolist() == [9, -2, -3]
+    assert _spec(model, feeds).tolist() == [9, -2, -3]
+    assert ReferenceEvaluator(model).run(None, feeds)[1].tolist() == [1, 2, 3]
+    assert ours["w"].tolist() == [-9, 2, 3]
+
+
+def test_tract_constant_of_shape_without_value_is_float64(tmp_path):
+    """tract 0.23.9: ConstantOfShape without a value gives float64 zeros (the spec: float32), so an Add to a float32
+    tensor gives float64, and a ScatterND of float32 updates into them does not load ("Impossible to unify F32 with
+    F64"). torch's export of zeros has this form: kornia's and monai BasicUNet's steps do not load."""
+    shape = numpy_helper.from_array(np.array([3], np.int64), "shape")
+    nodes = [helper.make_node("ConstantOfShape", ["shape"], ["zeros"]), helper.make_node("Add", ["x", "zeros"], ["y"])]
+    model = _model(nodes, [("x", F, [3])], [("y", F, [3])], [shape], version=18)
+    feeds = {"x": np.array([1, 2, 3], np.float32)}
+    assert _spec(model, feeds).dtype == np.float32
+    assert _on("tract", model, feeds, tmp_path)["y"].dtype == np.float64
+
+
+def test_tract_negative_pad_aborts_the_process(tmp_path):
+    """tract 0.23.9: a Pad with a negative pad (a crop, as the spec allows) panics in a function that cannot unwind,
+    which aborts the whole process ("could not broadcast array from shape: [2, 3, 3] to: [2, 1, 3]"); so it runs in a
+    child process here. torch's export of a pad's backward has this form (kornia's warp_affine step); the export
+    writes it as a Slice (converters/torch_export.py)."""
+    pads = numpy_helper.from_array(np.array([0, 0, 0, 0, -1, 0], np.int64), "pads")
+    model = _model([helper.make_node("Pad", ["x", "pads"], ["y"])], [("x", F, [2, 3, 3])], [("y", F, [2, 2, 3])],
+                   [pads], version=18)
+    feeds = {"x": np.arange(18, dtype=np.float32).reshape(2, 3, 3)}
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(session.run(None, feeds)[0], feeds["x"][:, :2])  # (onnx.reference refuses it)
+    if missing("tract"):
+        pytest.skip(missing("tract"))
+    onnx.save(model, tmp_path / "model.onnx")
+    child = ("import sys, numpy as np, onnx; sys.path.insert(0, sys.argv[1]); from runtimes import run_tract; "
+             "run_tract(onnx.load(sys.argv[2]), {'x': np.arange(18, dtype=np.float32).reshape(2, 3, 3)}, "
+             "__import__('pathlib').Path(sys.argv[3]))")
+    arguments = [str(pathlib.Path(__file__).parent), str(tmp_path / "model.onnx"), str(tmp_path)]
+    done = subprocess.run([sys.executable, "-c", child, *arguments], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "could not broadcast array from shape: [2, 3, 3] to: [2, 1, 3]" in done.stderr
+
+
+def test_iree_grouped_conv_transpose_does_not_compile(tmp_path):
+    """IREE 3.13: ConvTranspose with group > 1 does not compile ("'tensor.collapse_shape' op expected reassociation
+    map #0 to have size equal to the expanded rank (5), but it is 4"). The export's input gradient of a grouped
+    convolution has this form (converters/torch_backward.py): kornia's pyrdown / pyrup blur (group 3)."""
+    weight = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(2, 1, 2, 2), "weight")
+    node = helper.make_node("ConvTranspose", ["x", "weight"], ["y"], group=2)
+    model = _model([node], [("x", F, [1, 2, 2, 2])], [("y", F, [1, 2, 3, 3])], [weight], version=18)
+    feeds = {"x": np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)}
+    assert _spec(model, feeds).shape == (1, 2, 3, 3)
+    with pytest.raises(Exception, match="expected reassociation map"):
+        _on("iree", model, feeds, tmp_path)
+
+
+# --------------------------------------------------------------------------- found with the example models
 
 
 def test_onnx2tf_transposes_a_sliced_3d_index_tensor(tmp_path):

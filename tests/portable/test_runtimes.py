@@ -86,7 +86,10 @@ def _skip_if_missing(runtime: str) -> None:
 
 def _run_and_compare(runtime: str, name: str, model, feeds: dict, expected: dict, tmp_path) -> None:
     """The model on the runtime, each output against `expected`."""
-    outputs = RUNTIMES[runtime].run(model, feeds, tmp_path)
+    _compare(runtime, name, RUNTIMES[runtime].run(model, feeds, tmp_path), expected)
+
+
+def _compare(runtime: str, name: str, outputs: dict, expected: dict) -> None:
     for output, value in expected.items():
         ours = np.asarray(outputs[output])
         tolerance = paths.TOLERANCE.get(ours.dtype, 0.0)  # the output's dtype's (integer outputs: exact)
@@ -107,15 +110,35 @@ def _library_step(name: str):
     return model, feeds, want
 
 
-# monai's UNet step: the steps of kornia's warps and monai's BasicUNet do not run everywhere yet (docs/ops.md)
-LIBRARY_STEPS = ["monai-unet-batchnorm"]
+# what a library step does on a runtime where it does not pass, measured (each a minimal model in
+# test_runtime_bugs.py; docs/ops.md, "Portable form"): the outputs it computes wrongly, or what its error says
+LIBRARY_FAILS = {
+    # torch's mm backward, MatMul(grad, Transpose(C)) next to MatMul(x, C), C a constant: OpenVINO drops the transpose
+    ("kornia-geometry", "openvino"): ("grad_values.1", "grad_values.3"),
+    # ScatterND (torch's index_put of warp_affine's in-place H[..., -1, -1] += 1) on a data tensor with other uses
+    ("kornia-geometry", "tinygrad"): "can't setitem on a tensor with other uses",
+    # the export's input gradient of pyrdown / pyrup's depthwise blur: a ConvTranspose with group 3
+    ("kornia-geometry", "iree"): "expected reassociation map",
+}
+# a step not run on a runtime, and why
+LIBRARY_NOT_RUN = {
+    ("monai-basicunet-bilinear", "tinygrad"): "passes (within 6e-6 of torch) but tinygrad takes 590 s on it here",
+}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"library-{n}"))
-                                  for n in LIBRARY_STEPS])
-@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def _library_params():
+    for name in ("monai-unet-batchnorm", "monai-basicunet-bilinear", "kornia-geometry"):
+        for runtime in RUNTIMES:
+            yield pytest.param(name, runtime, marks=pytest.mark.xdist_group(f"library-{name}"), id=f"{runtime}-{name}")
+
+
+@pytest.mark.parametrize("name,runtime", list(_library_params()))
 def test_portable_library_step_matches_torch(runtime, name, tmp_path):
     _skip_if_missing(runtime)
+    if (name, runtime) in LIBRARY_NOT_RUN:
+        pytest.skip(f"{runtime}: {name} {LIBRARY_NOT_RUN[name, runtime]}")
+    if runtime.startswith("onnx2tf") and name != "monai-unet-batchnorm":
+        pytest.skip(f"{runtime}: {name} not measured on onnx2tf yet")
     model, feeds, want = _library_step(name)
     portable = opset.inline(model, forward=FORWARD[runtime])
     if runtime.startswith("onnx2tf"):  # onnx2tf 1.29.24 reads a Conv's weight only as a constant; a step's parameters
@@ -123,4 +146,13 @@ def test_portable_library_step_matches_torch(runtime, name, tmp_path):
         with pytest.raises(RuntimeError, match="onnx2tf cannot convert the model"):
             RUNTIMES[runtime].run(portable, feeds, tmp_path)
         return
-    _run_and_compare(runtime, name, portable, feeds, want, tmp_path)
+    fails = LIBRARY_FAILS.get((name, runtime))
+    if isinstance(fails, str):  # refused: when this runs, the runtime has changed
+        with pytest.raises(Exception, match=fails):
+            RUNTIMES[runtime].run(portable, feeds, tmp_path)
+        return
+    outputs = RUNTIMES[runtime].run(portable, feeds, tmp_path)
+    if fails:  # silently wrong there, right everywhere else: when this fails, the runtime has fixed it
+        wrong = {k for k, v in want.items() if paths.disagreement(np.asarray(outputs[k]), v) > 0.1}
+        assert wrong == set(fails)
+    _compare(runtime, name, outputs, {k: v for k, v in want.items() if k not in (fails or ())})
