@@ -94,13 +94,15 @@ def test_portable_grid_bodies_on_onnxruntime(spatial, scatter_free):
     _compare(dict(zip(names, session.run(None, feeds), strict=True)), reference, spatial, "onnxruntime")
 
 
-# onnx2tf 1.29.24 converts no ScatterElements 'add' (docs/ops.md): the scatter-free form only
-FORMS = [(runtime, scatter_free) for runtime in RUNTIMES for scatter_free in (False, True)
-         if scatter_free or not runtime.startswith("onnx2tf")]
+# onnx2tf 1.29.24 converts no ScatterElements 'add' (docs/ops.md): the scatter-free form only; tract 0.23.9 on the
+# 3-D model in the default form allocates more than 6 GB and aborts the process (docs/ops.md): not run
+NOT_RUN = {("tract", 3, False)}
+FORMS = [(runtime, spatial, scatter_free)
+         for runtime in RUNTIMES for spatial in (2, 3) for scatter_free in (False, True)
+         if (scatter_free or not runtime.startswith("onnx2tf")) and (runtime, spatial, scatter_free) not in NOT_RUN]
 
 
-@pytest.mark.parametrize("spatial", [2, 3])
-@pytest.mark.parametrize("runtime, scatter_free", FORMS)
+@pytest.mark.parametrize("runtime, spatial, scatter_free", FORMS)
 def test_portable_grid_bodies_on_runtime(runtime, spatial, scatter_free, tmp_path):
     reason = missing(runtime)
     if reason:
