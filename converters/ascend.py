@@ -399,9 +399,7 @@ def _tbe_scale(size_in: int, size_out: int, corners: bool) -> np.float32:
     """The older ResizeBilinearV2Grad / ResizeNearestNeighborV2Grad (TBE) read no `scales`: image / grads from the
     sizes, (in-1)/(out-1) with align_corners (CANNDEV ops/built-in/tbe/impl/dynamic/resize_bilinear_v2_grad.py:
     398-419, dynamic/resize_nearest_neighbor_v2_grad.py:171-216; their signatures :1213, :930 take no scales)."""
-    if corners:
-        return _corners_step(size_in, size_out)
-    return np.float32(size_in) / np.float32(size_out)
+    return _forward_step(size_in, size_out, 0.0, corners)
 
 
 def _tbe_bilinear_kernel(size_in: int, size_out: int, corners: bool, half_pixel: bool) -> np.ndarray:

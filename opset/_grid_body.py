@@ -225,12 +225,14 @@ def grid_sample(g: Graph, image: str, grid: str, spatial: int, mode: str, paddin
     weighted, the adjoint of grad_input below (scatter_free: read by the dense MatMuls of SeparableTaps)."""
     if scatter_free:
         taps = SeparableTaps(g, image, grid, spatial, mode, padding, align_corners, slopes=False)
-        sampled = taps.read(taps.weights)  # [N, C, P]
-        return g.Reshape(sampled, g.Concat(taps.batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
-    table = tap_table(g, image, grid, spatial, mode, padding, align_corners)
-    weights = g.Reshape(table.weight, g.Concat(table.batch, [1], table.points, table.tap_count, axis=0), allowzero=1)
-    sampled = g.ReduceSum(g.Mul(read_taps(g, table, image), weights), [3], keepdims=0)  # [N, C, P]
-    return g.Reshape(sampled, g.Concat(table.batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
+        sampled, batch_channels = taps.read(taps.weights), taps.batch_channels  # [N, C, P]
+    else:
+        table = tap_table(g, image, grid, spatial, mode, padding, align_corners)
+        weights = g.Reshape(table.weight, g.Concat(table.batch, [1], table.points, table.tap_count, axis=0),
+                            allowzero=1)
+        sampled = g.ReduceSum(g.Mul(read_taps(g, table, image), weights), [3], keepdims=0)  # [N, C, P]
+        batch_channels = table.batch_channels
+    return g.Reshape(sampled, g.Concat(batch_channels, g.Shape(grid, start=1, end=-1), axis=0), allowzero=1)
 
 
 class SeparableTaps:
