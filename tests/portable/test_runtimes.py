@@ -122,7 +122,8 @@ LIBRARY_FAILS = {
 }
 # a step not run on a runtime, and why
 LIBRARY_NOT_RUN = {
-    ("monai-basicunet-bilinear", "tinygrad"): "passes (within 6e-6 of torch) but tinygrad takes minutes on it (docs/performance.md)",
+    ("monai-basicunet-bilinear", "tinygrad"):
+        "passes (within 6e-6 of torch) but tinygrad takes minutes on it (docs/performance.md)",
 }
 
 
