@@ -132,6 +132,20 @@ def test_convert_target_portable(tmp_path, capsys):
     assert cli.main(["convert", str(source), "--target", "portable", "-o", str(tmp_path / "x.npz")]) == 2
 
 
+def test_convert_target_portable_scatter_free(tmp_path, capsys):
+    """--scatter-free: the grid samplers without ScatterElements / GatherElements; refused for --target ascend."""
+    source, out = tmp_path / "grid.onnx", tmp_path / "grid.portable.onnx"
+    onnx.save(models.BUILDERS["grid_sampler_2d_grad"](), source)
+    kinds = {}
+    for flags in ([], ["--scatter-free"]):
+        assert cli.main(["convert", str(source), "--target", "portable", "-o", str(out), *flags]) == 0
+        kinds[bool(flags)] = {n.op_type for n in onnx.load(out).graph.node} & {"ScatterElements", "GatherElements"}
+    assert kinds[False] and not kinds[True]
+    capsys.readouterr()
+    assert cli.main(["convert", str(source), "--target", "ascend", "--scatter-free", "-o", str(tmp_path / "a")]) == 2
+    assert "--scatter-free applies only to --target portable" in capsys.readouterr().err
+
+
 def test_inline_drops_contractions_with_the_identity():
     """decoder_step's Resize nodes list N and C too, with a scale of 1: their matrices are the identity, and the
     portable form reads the input there instead of moving the axis by a Transpose, multiplying and moving it back
