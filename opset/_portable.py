@@ -44,6 +44,7 @@ def inline(model: onnx.ModelProto, *, fold: bool = True, forward=(), scatter_fre
     from onnxscript.optimizer import _constant_folding
 
     from . import attach  # (this module is imported by the package's __init__)
+    from ._fold_splits import FoldConstantSplits
 
     unknown = sorted(set(forward) - set(FORWARD_OPS))
     if unknown:
@@ -55,7 +56,8 @@ def inline(model: onnx.ModelProto, *, fold: bool = True, forward=(), scatter_fre
     passes = [common_passes.InlinePass()]
     if fold:
         passes.append(ir.passes.PassManager(
-            [_constant_folding.FoldConstantsPass(shape_inference=True, input_size_limit=FOLD_INPUT_LIMIT,
+            [FoldConstantSplits(FOLD_INPUT_LIMIT, _foldable),
+             _constant_folding.FoldConstantsPass(shape_inference=True, input_size_limit=FOLD_INPUT_LIMIT,
                                                  output_size_limit=FOLD_OUTPUT_LIMIT, should_fold=_foldable),
              common_passes.RemoveUnusedNodesPass()], steps=FOLD_ROUNDS, early_stop=True))
     passes += [common_passes.RemoveUnusedNodesPass(), common_passes.RemoveUnusedFunctionsPass(),
@@ -64,6 +66,7 @@ def inline(model: onnx.ModelProto, *, fold: bool = True, forward=(), scatter_fre
         ir.passes.Sequential(*passes)(ir_model)
     result = ir.serde.serialize_model(ir_model)
     _drop_identity_contractions(result.graph)
+    _transpose_gemm_constants(result.graph)
     _drop_dead_nodes(result.graph)
     _constants_to_initializers(result.graph)
     _drop_unused_initializers(result)
@@ -134,6 +137,40 @@ def _drop_identity_contractions(graph: onnx.GraphProto) -> None:
         if node.output[0] in outputs and node.output[0] in renames:
             node.op_type, node.input[:] = "Identity", [renames[node.output[0]]]
             del node.attribute[:]
+
+
+def _transpose_gemm_constants(graph: onnx.GraphProto) -> None:
+    """A Gemm that reads a constant transposed (transA / transB) reads the transposed constant instead. OpenVINO
+    2026.4.1 computes a MatMul wrongly whose square constant B another product reads transposed (docs/ops.md,
+    "Portable form"): the forward Gemm(x, W, transB=1) and backward MatMul(g, W) of a frozen linear layer in a
+    training step; as two initializers they are right. (A Transpose of a constant is folded into one already.)"""
+    constants = {t.name: t for t in graph.initializer}
+    transposed = {}
+    for node in graph.node:
+        if node.op_type != "Gemm" or node.domain not in ("", "ai.onnx"):
+            continue
+        for k, flag in enumerate(("transA", "transB")):
+            attribute = next((a for a in node.attribute if a.name == flag and a.i), None)
+            if attribute is None or node.input[k] not in constants:
+                continue
+            if node.input[k] not in transposed:
+                tensor = onnx.numpy_helper.from_array(
+                    np.ascontiguousarray(onnx.numpy_helper.to_array(constants[node.input[k]]).T),
+                    _fresh_name(graph, f"{node.input[k]}_transposed"))
+                graph.initializer.append(tensor)
+                transposed[node.input[k]] = tensor.name
+            node.input[k] = transposed[node.input[k]]
+            node.attribute.remove(attribute)
+
+
+def _fresh_name(graph: onnx.GraphProto, name: str) -> str:
+    taken = ({t.name for t in graph.initializer} | {v.name for v in graph.input}
+             | {out for node in _all_nodes(graph) for out in node.output})
+    fresh, k = name, 0
+    while fresh in taken:
+        k += 1
+        fresh = f"{name}_{k}"
+    return fresh
 
 
 def _is_identity(matrix: np.ndarray) -> bool:

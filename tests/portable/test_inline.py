@@ -4,6 +4,7 @@ run-time shape check where the shapes are static), and its forward bodies agains
 Resize."""
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -175,3 +176,24 @@ def test_inline_folds_the_matrices_of_a_real_size():
     g = np.random.default_rng(0).standard_normal((1, 3, 512, 512)).astype(np.float32)
     want = paths.run_on(model, {"g": g}, "reference")["dx"]
     assert paths.disagreement(_ort(portable, {"g": g})[0], want) <= 1e-5
+
+
+def test_inline_folds_a_split_of_constants():
+    """A square matrix computed from a Split of a constant, B of one MatMul and, transposed, of another (kornia's
+    warp_affine step inverts a constant 3 x 3 matrix this way): inline() folds the Split (onnxscript's folder skips
+    nodes of several outputs) and what follows, so the matrix and its transpose are two initializers. OpenVINO
+    2026.4.1 computes the unfolded form wrongly (test_runtime_bugs.py); onnxruntime computes both right."""
+    stacked = np.arange(1, 19, dtype=np.float32).reshape(6, 3)
+    nodes = [helper.make_node("Split", ["stacked"], ["c", "rest"], axis=0, num_outputs=2),
+             helper.make_node("MatMul", ["x", "c"], ["y"]), helper.make_node("Transpose", ["c"], ["t"], perm=[1, 0]),
+             helper.make_node("MatMul", ["x", "t"], ["w"])]
+    value = functools.partial(helper.make_tensor_value_info, elem_type=TensorProto.FLOAT, shape=[2, 3])
+    graph = helper.make_graph(nodes, "m", [value("x")], [value("y"), value("w")],
+                              [onnx.numpy_helper.from_array(stacked, "stacked")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    portable = opset.inline(model)
+    assert [n.op_type for n in portable.graph.node] == ["MatMul", "MatMul"]
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    y, w = _ort(portable, {"x": x})
+    np.testing.assert_allclose(y, x @ stacked[:3], rtol=1e-6)
+    np.testing.assert_allclose(w, x @ stacked[:3].T, rtol=1e-6)
