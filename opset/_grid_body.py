@@ -127,17 +127,19 @@ def axis_taps(g: Graph, coord: str, size: str, mode: str, padding: str, align_co
 def grid_sampler_body(key: BodyKey, inputs: list[str], outputs: list[str], spatial: int, mode: str, padding: str,
                       align_corners: bool):
     """The FunctionProto of a grid sampler node: `spatial` 2 or 3, `wanted` which outputs the node names. An empty
-    batch or channel axis gives zeros (onnxruntime's GatherElements and ScatterElements refuse empty index shapes)."""
+    batch or channel axis gives zeros (onnxruntime's GatherElements and ScatterElements refuse empty index shapes).
+    The zeros are the else branch: tract 0.23.9 gives a node that reads an If's output the then branch's value when
+    that is a constant, whatever the condition (docs/ops.md, "Portable form")."""
     body = key.graph()
     grad_output, image, grid = inputs
-    empty = body.Equal(body.ReduceProd(body.Shape(image, start=0, end=2), keepdims=0), 0)
+    some = body.Greater(body.ReduceProd(body.Shape(image, start=0, end=2), keepdims=0), 0)
     zeros = body.branch()
     zero_outputs = [zeros.like(zeros.Expand(0.0, zeros.Shape(value)), value) for value in (image, grid)]
     gradients = body.branch()
     compute = _separable_gradients if key.scatter_free else _gradients
     results = compute(gradients, inputs, spatial, mode, padding, align_corners, list(key.wanted))
-    values = body.If(empty, then_branch=zeros.graph(zero_outputs[:len(outputs)]),
-                     else_branch=gradients.graph(results[:len(outputs)]), outputs=len(outputs))
+    values = body.If(some, then_branch=gradients.graph(results[:len(outputs)]),
+                     else_branch=zeros.graph(zero_outputs[:len(outputs)]), outputs=len(outputs))
     values = [values] if len(outputs) == 1 else list(values)
     return body.function(key.op_type, key.overload, inputs, dict(zip(outputs, values, strict=True)))
 

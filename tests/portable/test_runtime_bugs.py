@@ -149,6 +149,28 @@ def test_tinygrad_scatter_nd_writes_into_its_data_input(tmp_path):
     assert ours["w"].tolist() == [-9, 2, 3]
 
 
+def test_tract_reads_a_constant_then_branch_whatever_the_condition(tmp_path):
+    """tract 0.23.9: a node that reads the output of an If whose then branch is a constant (here zeros by Expand of a
+    Shape) gets that constant, whatever the condition (silently; the If's output itself, a graph output, is right;
+    a constant else branch is right). The grid samplers' empty-input guard had this form (their zeros as the then
+    branch): the gradient of theta in the spatial transformer and registration steps, inlined by onnx.inliner, was
+    zero on tract; their zeros are the else branch now (opset/_grid_body.py)."""
+    zeros = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Expand", ["zero", "shape"], ["zeros"])]
+    then = helper.make_graph(zeros, "then", [], [helper.make_tensor_value_info("zeros", F, None)])
+    otherwise = helper.make_graph([helper.make_node("Neg", ["x"], ["negated"])], "else", [],
+                                  [helper.make_tensor_value_info("negated", F, None)])
+    nodes = [helper.make_node("Size", ["x"], ["size"]), helper.make_node("Equal", ["size", "none"], ["empty"]),
+             helper.make_node("If", ["empty"], ["z"], then_branch=then, else_branch=otherwise),
+             helper.make_node("Reshape", ["z", "flat"], ["y"])]
+    constants = [numpy_helper.from_array(np.array(0, np.int64), "none"),
+                 numpy_helper.from_array(np.array([6], np.int64), "flat"),
+                 numpy_helper.from_array(np.array(0, np.float32), "zero")]
+    model = _model(nodes, [("x", F, [2, 3])], [("y", F, [6])], constants, version=18)
+    feeds = {"x": np.arange(1, 7, dtype=np.float32).reshape(2, 3)}
+    assert _spec(model, feeds).tolist() == [-1, -2, -3, -4, -5, -6]
+    assert _on("tract", model, feeds, tmp_path)["y"].tolist() == [0] * 6
+
+
 def test_tract_constant_of_shape_without_value_is_float64(tmp_path):
     """tract 0.23.9: ConstantOfShape without a value gives float64 zeros (the spec: float32), so an Add to a float32
     tensor gives float64, and a ScatterND of float32 updates into them does not load ("Impossible to unify F32 with
