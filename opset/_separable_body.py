@@ -338,10 +338,21 @@ def separable(g: Graph, grad: str, in_lens, out_lens: str, kind: str, scales, al
 def checked(g: Graph, x: str, low, high) -> str:
     """x, when low <= its dims <= high (int64 vectors, or lists of ints); else a run-time error: a dim out of its
     bounds becomes -2 in the shape x is reshaped to. attach() cannot check symbolic dims, and a function cannot
-    raise a message of its own."""
-    shape = g.Shape(x)
-    return g.Reshape(x, g.Where(g.And(g.GreaterOrEqual(shape, low), g.LessOrEqual(shape, high)), shape, -2),
-                     allowzero=1)
+    raise a message of its own. With bounds as lists, an axis any length passes (0 .. ANY) is not read: its dim in
+    the shape is 0 (Reshape's copy), so that with static bounded dims the shape folds into a constant and x keeps its
+    static shape (tract types no Reshape to a computed shape), however many free dims are symbolic."""
+    if not (isinstance(low, list) and isinstance(high, list)):
+        shape = g.Shape(x)
+        return g.Reshape(x, g.Where(g.And(g.GreaterOrEqual(shape, low), g.LessOrEqual(shape, high)), shape, -2),
+                         allowzero=1)
+    bounded = [k for k, (lo, hi) in enumerate(zip(low, high, strict=True)) if lo > 0 or hi < ANY]
+    if not bounded:
+        return x
+    first, end = bounded[0], bounded[-1] + 1
+    shape = g.Shape(x, start=first, end=end)
+    dims = g.Where(g.And(g.GreaterOrEqual(shape, low[first:end]), g.LessOrEqual(shape, high[first:end])), shape, -2)
+    pieces = ([[0] * first] if first else []) + [dims] + ([[0] * (len(low) - end)] if end < len(low) else [])
+    return g.Reshape(x, g.Concat(*pieces, axis=0) if len(pieces) > 1 else dims)
 
 
 def upsample_body(spec, key: BodyKey) -> onnx.FunctionProto:
@@ -372,9 +383,13 @@ def resize_v2_body(spec, key: BodyKey) -> onnx.FunctionProto:
     spatial = [1] * spec.spatial, [ANY] * spec.spatial
     if spec.shape_input == "size":  # a size without `spatial` values fails the Reshape
         in_lens = g.Reshape(g.Cast("size", to=INT64), [spec.spatial])
+    else:
+        in_lens = g.Shape("original_image", start=2)
+    if spec.shape_input == "size" or key.portable:
+        # (portable: grads' N and C are not checked against the image's at run time: attach() checks static ones,
+        # and tract types no Reshape to a shape computed from two inputs' symbolic dims)
         grad = checked(g, "grads", [0, 0] + spatial[0], [ANY, ANY] + spatial[1])
     else:  # grads of the image's N and C
-        in_lens = g.Shape("original_image", start=2)
         batch = g.Shape("original_image", start=0, end=2)
         grad = checked(g, "grads", g.Concat(batch, spatial[0], axis=0), g.Concat(batch, spatial[1], axis=0))
     grad = g.in_opmath(grad)
