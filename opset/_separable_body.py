@@ -255,11 +255,14 @@ def band(g: Graph, axes: Axes, matrix: str) -> Band:
     """The bands of the matrices M [A, out_max, in_max]: each input's band runs from its first non-zero row, J rows
     long (the widest band). Rows past an axis's own output length read nothing."""
     out_len = g.Unsqueeze(axes.out_len, [-1])  # [A, 1, 1]
-    matrix = g.Where(g.Less(g.Unsqueeze(axes.dst, [-1]), out_len), matrix, 0.0)
+    row = g.Unsqueeze(axes.dst, [-1])  # [out_max, 1]
+    matrix = g.Where(g.Less(row, out_len), matrix, 0.0)
     used = g.Abs(g.Sign(matrix))  # 1 where non-zero
-    first = g.ArgMax(used, axis=1, keepdims=0)  # [A, in]
-    last = g.ArgMax(used, axis=1, keepdims=0, select_last_index=1)
-    runs = g.Mul(g.Sub(last, first), g.Cast(g.ReduceMax(used, [1], keepdims=0), to=INT64))  # 0 for an unread input
+    first = g.ArgMax(used, axis=1, keepdims=0)  # [A, in]: 0 for an unread input
+    # the last row read, 0 for an unread input (not ArgMax's select_last_index: IREE 3.13 computes it wrongly over
+    # dynamic dims, docs/ops.md)
+    last = g.ReduceMax(g.Where(g.Greater(used, 0.0), row, 0), [1], keepdims=0)
+    runs = g.Sub(last, first)
     steps = g.Range(0, g.Add(g.ReduceMax(runs, keepdims=0), 1), 1)
     rows = g.Add(g.Unsqueeze(first, [1]), g.Unsqueeze(steps, [0, 2]))  # [A, J, in]
     inside = g.Less(rows, out_len)

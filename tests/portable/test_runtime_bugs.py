@@ -49,6 +49,20 @@ def test_iree_grid_sample_zeros_padding_reads_outside_the_image(tmp_path):
     assert _on("iree", model, feeds, tmp_path)["y"].item() == pytest.approx(1.5)
 
 
+def test_iree_argmax_select_last_index_over_dynamic_dims(tmp_path):
+    """IREE 3.13: ArgMax with select_last_index over dims the model leaves dynamic gives other indices (one past the
+    axis here); with static dims it is right. The separable bodies' band took its last row so; it is a ReduceMax of
+    the row numbers read now (opset/_separable_body.py: band)."""
+    x = np.array([[[0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 1]]], np.float32).transpose(0, 2, 1)  # [1, 4, 3]
+    node = helper.make_node("ArgMax", ["x"], ["y"], axis=1, keepdims=0, select_last_index=1)
+    results = {}
+    for dims in ([1, 4, 3], ["n", "rows", "columns"]):
+        model = _model([node], [("x", F, dims)], [("y", I64, [None, None])], version=18)
+        assert _spec(model, {"x": x}).tolist() == [[2, 1, 3]]
+        results[str(dims[0])] = np.asarray(_on("iree", model, {"x": x}, tmp_path)["y"]).tolist()
+    assert results == {"1": [[2, 1, 3]], "n": [[3, 4, 2]]}
+
+
 def test_openvino_cubic_antialias_resize_differs(tmp_path):
     """OpenVINO 2026.4: an antialiased cubic Resize (downscale 4 -> 2) gives other weights than the ONNX spec's."""
     sizes = helper.make_tensor("sizes", I64, [4], [1, 1, 1, 2])
