@@ -33,12 +33,11 @@ SCATTER_FREE = ("onnx2tf-tf", "onnx2tf-tflite")  # inline(scatter_free=True): no
 # what onnx2tf 1.29.24 does with the portable form of each example model (docs/ops.md, "Portable form"), measured;
 # a model not named here is not run on onnx2tf yet
 ONNX2TF_FAILS = {
-    "resize_training_step": "scales fed at run time: the cubic matrices sum their taps by ScatterElements 'add'",
     "unet_training_step": "onnx2tf reads a Conv's weight only as a constant; a step's parameters are graph inputs",
 }
 # the separable ops: a MatMul per axis with a constant matrix (BodyKey.portable); the grid samplers: separable
 # one-hot MatMuls (_grid_body.py); on TF and .tflite alike
-ONNX2TF_PASSES = ("decoder_step", "fpn_decoder_step", "super_resolution_step",
+ONNX2TF_PASSES = ("decoder_step", "fpn_decoder_step", "super_resolution_step", "resize_training_step",
                   "upsample_nearest_exact1d_grad", "upsample_nearest_exact2d_grad", "resize_bilinear_v2_grad",
                   "upsample_nearest2d_grad", "upsample_nearest3d_grad", "upsample_nearest_exact3d_grad",
                   "upsample_bilinear2d_grad", "upsample_trilinear3d_backward", "upsample_bicubic2d_grad",
