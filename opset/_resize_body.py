@@ -355,8 +355,9 @@ def _kept_as_identity(g: Graph, matrix: str, kept: str, out_dims: str, columns: 
 
 def _axis_matrices(g: Graph, attrs: dict, plan: Plan, rank: int) -> list:
     """(axis, its matrix [out, in] in the arithmetic type, the identity where Resize keeps the axis) for every axis
-    Resize lists, without ScatterElements, each from its own plan as a rank-1 X's: tables of rank 2 at most (the
-    scatter-free form: onnx2tf takes tensors of rank 3 or more for images and transposes them)."""
+    Resize lists, without ScatterElements, each from its own plan as a rank-1 X's: tables of rank 2 (antialias: its
+    window's one-hot table, of rank 3) for the scatter-free form (onnx2tf takes tensors of rank 3 or more for images
+    and transposes them)."""
     kept = _kept(g, attrs, plan, rank)
     result = []
     for axis in plan.listed:

@@ -264,3 +264,24 @@ def test_onnx2tf_if_branch_reading_a_main_graph_initializer_fails(tmp_path):
     for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
         with pytest.raises(RuntimeError, match="KeyError: 'c'"):
             _on(runtime, model, feeds, tmp_path)
+
+
+def test_onnx2tf_constant_vector_minus_a_run_time_column_fails(tmp_path):
+    """onnx2tf 1.29.24: Sub(a constant [4], a column [n, 1] of run-time length n) does not convert ("axes don't match
+    array"): explicit_broadcast takes the shapes for NCHW ones to transpose and transposes the 1-D constant by a
+    permutation of rank 2 (PINTO0309/onnx2tf onnx2tf/utils/common_functions.py:1145-1152 at
+    76bbfdd2594c63b490b90624763496fa30f20fac). ResizeGrad's cubic taps with fed scales had this form: their constants
+    are [1, 4] (_resize_body.cubic_matrix)."""
+    offsets = numpy_helper.from_array(np.array([-1, 0, 1, 2], np.float32), "offsets")
+    scalars = [numpy_helper.from_array(np.array(v, np.float32), name) for name, v in (("zero", 0), ("one", 1))]
+    axis = numpy_helper.from_array(np.array([1], np.int64), "axis")
+    nodes = [helper.make_node("ReduceMax", ["n"], ["length"], keepdims=0),
+             helper.make_node("Range", ["zero", "length", "one"], ["row"]),
+             helper.make_node("Unsqueeze", ["row", "axis"], ["column"]),
+             helper.make_node("Sub", ["offsets", "column"], ["y"])]
+    model = _model(nodes, [("n", F, [1])], [("y", F, None)], [offsets, *scalars, axis])
+    feeds = {"n": np.array([3], np.float32)}
+    np.testing.assert_array_equal(_spec(model, feeds), [[-1, 0, 1, 2], [-2, -1, 0, 1], [-3, -2, -1, 0]])
+    for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
+        with pytest.raises(RuntimeError, match="axes don't match array"):
+            _on(runtime, model, feeds, tmp_path)
