@@ -208,7 +208,8 @@ def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclud
     clamped to the edge and added up per input in tap order; exclude_outside zeroes the taps outside and
     renormalises by their running sum."""
     base = g.Floor(coord)
-    # (the tap constants [1, 4]: onnx2tf 1.29.24 cannot broadcast a constant [4] against a run-time [out, 1])
+    # (the tap constants [1, 4]: onnx2tf 1.29.24 cannot broadcast a constant [4] against a run-time [out, 1],
+    # test_runtime_bugs.py)
     distance = g.Abs(g.Sub(_f(g, [CUBIC_OFFSETS]), g.Sub(coord, base)))  # [R, out, 4]
     weights = keys(g, distance, a, g.constant(np.array([[True, False, False, True]])))
     taps = g.Add(g.Cast(base, to=INT64), g.constant(np.array([CUBIC_OFFSETS], np.int64)))

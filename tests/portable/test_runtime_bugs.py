@@ -285,3 +285,20 @@ def test_onnx2tf_constant_vector_minus_a_run_time_column_fails(tmp_path):
     for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
         with pytest.raises(RuntimeError, match="axes don't match array"):
             _on(runtime, model, feeds, tmp_path)
+
+
+def test_onnx2tf_conv_transpose_without_kernel_shape_fails(tmp_path):
+    """onnx2tf 1.29.24: a ConvTranspose without its optional kernel_shape (the spec: inferred from W) does not convert
+    ("axes don't match array"): ConvTranspose.make_node takes the kernel's rank from kernel_shape alone, 0 here, and
+    get_weights_constant_or_variable transposes the 4-D weight by a permutation of rank 2 (PINTO0309/onnx2tf
+    onnx2tf/ops/ConvTranspose.py:62-77 and onnx2tf/utils/common_functions.py:597-598 at
+    76bbfdd2594c63b490b90624763496fa30f20fac). torch's export of a convolution's input gradient has this form
+    (converters/torch_backward.py): kornia's pyrdown / pyrup step does not convert."""
+    weight = numpy_helper.from_array(np.array([[[[1, 2], [3, 4]]]], np.float32), "weight")
+    model = _model([helper.make_node("ConvTranspose", ["x", "weight"], ["y"])], [("x", F, [1, 1, 2, 2])],
+                   [("y", F, [1, 1, 3, 3])], [weight], version=18)
+    feeds = {"x": np.ones((1, 1, 2, 2), np.float32)}
+    np.testing.assert_array_equal(_spec(model, feeds), [[[[1, 3, 2], [4, 10, 6], [3, 7, 4]]]])
+    for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
+        with pytest.raises(RuntimeError, match=r"(?s)get_weights_constant_or_variable.*axes don't match array"):
+            _on(runtime, model, feeds, tmp_path)
