@@ -144,10 +144,11 @@ class BodyKey:
     wanted: tuple = ()
     opset: int = DEFAULT_OPSET  # the model's default-domain opset, which the body is written for
     # for inline(): no If that only skips work where a plain form computes the same (a runtime that checks If
-    # branches statically refuses branches of different shapes)
+    # branches statically refuses branches of different shapes), and ResizeGrad's refusal a Where
     portable: bool = False
     # for inline(scatter_free=True): the grid samplers scatter and read by dense MatMuls, no ScatterElements or
-    # GatherElements (runtimes without a scatter-add: onnx2tf / TFLite); quadratic in the image's size
+    # GatherElements (runtimes without a scatter-add: onnx2tf / TFLite), quadratic in the image's size; ResizeGrad
+    # builds its run-time matrices axis by axis and adds their taps by Where and Add (_resize_body.tap_sum)
     scatter_free: bool = False
 
     @property

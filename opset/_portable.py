@@ -296,5 +296,5 @@ def _forward_body(node: onnx.NodeProto, types: list, version: int, scatter_free:
     given = [k < len(node.input) and node.input[k] != "" for k in range(4)]
     absent = {"roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32), "sizes": np.zeros(0, np.int64)}
     values = [name if given[k] else g.constant(absent[name]) for k, name in enumerate(names)]
-    y = resize(g, attrs, rank, *values)
+    y = resize(g, attrs, rank, *values, scatter_free=scatter_free)
     return g.function(node.op_type, "", [name for k, name in enumerate(names) if given[k]], {"Y": g.like(y, "X")})

@@ -159,9 +159,22 @@ def running_sum(g: Graph, values: str, axis: int, keep: bool = False) -> str:
     return g.Gather(g.CumSum(values, g.typed(axis, INT64)), [-1] if keep else -1, axis=axis)
 
 
-def tap_sum(g: Graph, index: str, weight: str, columns: str) -> str:
+def tap_sum(g: Graph, index: str, weight: str, columns: str, scatter_free: bool = False, taps: int = 0) -> str:
     """The matrix [R, out, in] of the taps [R, out, K]: each tap's weight added into its input's column, in tap order
-    (onnxruntime's ScatterElements adds its updates in order: Resize's float32 sum of a pixel's weights)."""
+    (onnxruntime's ScatterElements adds its updates in order: Resize's float32 sum of a pixel's weights).
+    scatter_free (runtimes without a scatter-add: onnx2tf / TFLite): each tap's weight where its index equals the
+    column, added up tap by tap when their number `taps` is static (tables of the taps' rank: rank 2 per axis, which
+    onnx2tf takes for no image), else by the running sum of a one-hot table of one rank more; the same sums, in the
+    same order, as adding a 0 is exact (a ReduceSum's order is the runtime's: float32 sums that differ)."""
+    if scatter_free and taps:
+        total = None
+        for k in range(taps):
+            term = g.Where(g.Equal(g.Gather(index, [k], axis=-1), columns), g.Gather(weight, [k], axis=-1), _f(g, 0.0))
+            total = term if total is None else g.Add(total, term)
+        return total
+    if scatter_free:
+        hits = g.Equal(g.Unsqueeze(index, [-1]), columns)
+        return running_sum(g, g.Where(hits, g.Unsqueeze(weight, [-1]), _f(g, 0.0)), -2)
     zeros = g.Expand(_f(g, 0.0), g.Concat(g.Shape(index, end=-1), g.Shape(columns), axis=0))
     return g.ScatterElements(zeros, index, weight, axis=-1, reduction="add")
 
@@ -189,23 +202,26 @@ def linear_matrix(g: Graph, coord: str, last_float: str, last: str, columns: str
     return g.Add(g.Where(g.Equal(x1, columns), d2, zero), g.Where(g.Equal(x2, columns), d1, zero))
 
 
-def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclude_outside: bool) -> str:
+def cubic_matrix(g: Graph, coord: str, last: str, columns: str, a: float, exclude_outside: bool,
+                 scatter_free: bool = False) -> str:
     """ResizeBiCubic: taps floor(c) - 1 .. + 2 (GetCubicCoeffs at the distances |s + 1|, |s|, |1 - s|, |2 - s|),
     clamped to the edge and added up per input in tap order; exclude_outside zeroes the taps outside and
     renormalises by their running sum."""
     base = g.Floor(coord)
-    distance = g.Abs(g.Sub(_f(g, CUBIC_OFFSETS), g.Sub(coord, base)))  # [R, out, 4]
-    weights = keys(g, distance, a, g.constant(np.array([True, False, False, True])))
-    taps = g.Add(g.Cast(base, to=INT64), CUBIC_OFFSETS)
+    # (the tap constants [1, 4]: onnx2tf 1.29.24 cannot broadcast a constant [4] against a run-time [out, 1],
+    # test_runtime_bugs.py)
+    distance = g.Abs(g.Sub(_f(g, [CUBIC_OFFSETS]), g.Sub(coord, base)))  # [R, out, 4]
+    weights = keys(g, distance, a, g.constant(np.array([[True, False, False, True]])))
+    taps = g.Add(g.Cast(base, to=INT64), g.constant(np.array([CUBIC_OFFSETS], np.int64)))
     clamped = g.Max(g.Min(taps, last), 0)
     if exclude_outside:  # (a tap outside is one the clamp moves)
         weights = g.Where(g.Equal(clamped, taps), weights, _f(g, 0.0))
         weights = g.Div(weights, running_sum(g, weights, -1, keep=True))
-    return tap_sum(g, clamped, weights, columns)
+    return tap_sum(g, clamped, weights, columns, scatter_free, len(CUBIC_OFFSETS))
 
 
 def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, columns: str, cubic: bool, a: float,
-                     exclude_outside: bool, crop: bool) -> str:
+                     exclude_outside: bool, crop: bool, scatter_free: bool = False) -> str:
     """SetupUpsampleFilterAntiAlias: Pillow's window [lo, hi) around 0.5 + coord, the filter stretched by 1 / scale
     when downscaling; the taps outside the input fold onto the edge pixel after its own weight (exclude_outside:
     they are dropped), normalised by the float reciprocal of the window's running sum. scale and size (L): shaped
@@ -235,12 +251,15 @@ def antialias_matrix(g: Graph, coord: str, scale: str, size: str, last: str, col
     total = running_sum(g, weight, -1, keep=True)
     index = g.Max(g.Min(j, last), 0)
     if exclude_outside:
-        matrix = tap_sum(g, index, weight, columns)
+        matrix = tap_sum(g, index, weight, columns, scatter_free)
     else:  # the taps inside first, then those outside, in order: an edge pixel's own weight before those it gets
         inside = g.Equal(index, j)
         zero = _f(g, 0.0)
-        matrix = g.ScatterElements(tap_sum(g, index, g.Where(inside, weight, zero), columns), index,
-                                   g.Where(inside, zero, weight), axis=-1, reduction="add")
+        inner, outer = g.Where(inside, weight, zero), g.Where(inside, zero, weight)
+        if scatter_free:  # as one tap list of twice the length
+            matrix = tap_sum(g, g.Concat(index, index, axis=-1), g.Concat(inner, outer, axis=-1), columns, True)
+        else:
+            matrix = g.ScatterElements(tap_sum(g, index, inner, columns), index, outer, axis=-1, reduction="add")
     inverse_total = g.Reciprocal(total)
     if cubic or exclude_outside:  # (a whole window of the tent adds up to 1/2 or more: the tap nearest its centre)
         inverse_total = g.Where(g.Equal(total, _f(g, 0.0)), _f(g, 1.0), inverse_total)
@@ -257,62 +276,104 @@ def resize_grad_body(key: BodyKey, inputs: list[str], rank: int) -> onnx.Functio
     attrs = dict(key.attributes)
     d_y, x, roi, scales, sizes = inputs
     plan = _plan(g, attrs, rank, d_y, x, roi, scales, sizes)
+    if key.portable:  # NaN by a Where, as resize()'s (onnx2tf 1.29.24 fails on an If branch that reads a main-graph
+        # initializer, which an If left by inline()'s folding does): inputs that give dY another shape than Resize's
+        # fail in the MatMuls instead
+        gradient = _gradient(g, attrs, d_y, plan, rank, True, key.scatter_free)
+        return g.function(key.op_type, key.overload, inputs, {"dX": g.like(g.Where(plan.valid, gradient, float("nan")),
+                                                                          x)})
     nan = g.branch()
     gradient = g.branch()
     if g.dtype in (onnx.TensorProto.FLOAT16, FLOAT, onnx.TensorProto.DOUBLE):  # (onnxruntime: no bfloat16 Expand)
         refusal = nan.Expand(nan.typed(float("nan"), g.dtype), plan.shape)
     else:
         refusal = nan.CastLike(nan.Expand(float("nan"), plan.shape), x)
-    result = gradient.like(_gradient(gradient, attrs, d_y, plan, rank, key.portable), x)
+    result = gradient.like(_gradient(gradient, attrs, d_y, plan, rank, False, False), x)
     dx = g.If(plan.valid, then_branch=gradient.graph([result]), else_branch=nan.graph([refusal]))
     return g.function(key.op_type, key.overload, inputs, {"dX": dx})
 
 
-def _matrices(g: Graph, attrs: dict, plan: Plan, rank: int):
-    """Every axis's matrix M [R, out, in] (rank 1: [out, in]) in the arithmetic type, and whether Resize keeps the
-    axis (bool [R, 1]; rank 1: [1]), and the input positions 0 .. in_max - 1."""
+def _matrix(g: Graph, attrs: dict, coord: str, scale: str, size: str, columns: str, scatter_free: bool) -> str:
+    """The float32 matrix of the outputs at `coord` ([.., out, 1]) over the inputs `columns`; the axis's scale and
+    length L (`size`) shaped to broadcast against coord."""
     mode, ctm = attrs["mode"], attrs["coordinate_transformation_mode"]
     a, exclude = float(attrs["cubic_coeff_a"]), bool(attrs["exclude_outside"])
-
-    def deeper(value):  # a value of the axis ([R, 1]) one axis deeper, to broadcast against [R, out, 1] (rank 1: as it
-        # is, a vector of one value broadcasts)
-        return value if rank == 1 else g.Unsqueeze(value, [-1])
-
-    in_dims, out_dims, scale = plan.in_dims, plan.out_dims, plan.scale
-    out_float = g.Cast(out_dims, to=FLOAT)
-    outputs = g.Range(_f(g, 0.0), g.ReduceMax(out_float, keepdims=0), _f(g, 1.0))  # 0 .. out - 1 as float32
-    columns = g.Range(0, g.ReduceMax(in_dims, keepdims=0), 1)
-    coord = g.Unsqueeze(coordinate(g, ctm, outputs, scale, out_float, plan.in_float, plan.starts, plan.ends), [-1])
-    last = g.Sub(deeper(in_dims), 1)
+    last = g.Sub(size, 1)
     last_float = g.Cast(last, to=FLOAT) if mode == "linear" or ctm == CROP else None
     if attrs["antialias"]:
-        matrix = antialias_matrix(g, coord, deeper(scale), deeper(in_dims), last, columns, mode == "cubic", a,
-                                  exclude, ctm == CROP)
+        matrix = antialias_matrix(g, coord, scale, size, last, columns, mode == "cubic", a, exclude, ctm == CROP,
+                                  scatter_free)
     elif mode == "nearest":
         matrix = g.Cast(g.Equal(g.Max(g.Min(nearest_index(g, coord, attrs["nearest_mode"]), last), 0), columns),
                         to=FLOAT)
     elif mode == "linear":
         matrix = linear_matrix(g, coord, last_float, last, columns)
     else:
-        matrix = cubic_matrix(g, coord, last, columns, a, exclude)
+        matrix = cubic_matrix(g, coord, last, columns, a, exclude, scatter_free)
     if ctm == CROP:  # an extrapolated output reads nothing
         matrix = g.Where(g.Or(g.Less(coord, _f(g, 0.0)), g.Greater(coord, last_float)), _f(g, 0.0), matrix)
-    # Resize keeps an axis whose scale is 1 (antialias: whose length is), and copies when no length changes (rank 1:
-    # when its length does not, as a scale of 1 keeps it)
-    kept = g.Equal(out_dims, in_dims)
+    return matrix
+
+
+def _kept(g: Graph, attrs: dict, plan: Plan, rank: int) -> str:
+    """Whether Resize keeps each axis (bool [R, 1]; rank 1: [1]): one whose scale is 1 (antialias: whose length is),
+    every axis when no length changes (rank 1: when its length does not, as a scale of 1 keeps it)."""
+    kept = g.Equal(plan.out_dims, plan.in_dims)
     if rank > 1 and not attrs["antialias"]:
-        kept = g.Or(g.Equal(scale, _f(g, 1.0)), g.Cast(g.ReduceMin(g.Cast(kept, to=INT64), keepdims=1), to=BOOL))
+        kept = g.Or(g.Equal(plan.scale, _f(g, 1.0)), g.Cast(g.ReduceMin(g.Cast(kept, to=INT64), keepdims=1), to=BOOL))
+    return kept
+
+
+def _matrices(g: Graph, attrs: dict, plan: Plan, rank: int, scatter_free: bool = False):
+    """Every axis's matrix M [R, out, in] (rank 1: [out, in]) in the arithmetic type, whether Resize keeps the axis
+    (_kept), and the input positions 0 .. in_max - 1. scatter_free: taps summed without ScatterElements (tap_sum)."""
+    def deeper(value):  # a value of the axis ([R, 1]) one axis deeper, to broadcast against [R, out, 1] (rank 1: as it
+        # is, a vector of one value broadcasts)
+        return value if rank == 1 else g.Unsqueeze(value, [-1])
+
+    out_float = g.Cast(plan.out_dims, to=FLOAT)
+    outputs = g.Range(_f(g, 0.0), g.ReduceMax(out_float, keepdims=0), _f(g, 1.0))  # 0 .. out - 1 as float32
+    columns = g.Range(0, g.ReduceMax(plan.in_dims, keepdims=0), 1)
+    coord = g.Unsqueeze(coordinate(g, attrs["coordinate_transformation_mode"], outputs, plan.scale, out_float,
+                                   plan.in_float, plan.starts, plan.ends), [-1])
+    matrix = _matrix(g, attrs, coord, deeper(plan.scale), deeper(plan.in_dims), columns, scatter_free)
     if g.opmath != FLOAT:
         matrix = g.Cast(matrix, to=g.opmath)
-    return matrix, kept, columns
+    return matrix, _kept(g, attrs, plan, rank), columns
+
+
+def _identity(g: Graph, dst: str, columns: str) -> str:
+    """[out, in] in the arithmetic type, dst the output positions: the matrix of an axis Resize keeps."""
+    return g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)
 
 
 def _kept_as_identity(g: Graph, matrix: str, kept: str, out_dims: str, columns: str):
     """The matrices [R, out, in] with the identity on the axes Resize keeps (rank 2 or more), and the output
     positions 0 .. out_max - 1."""
     dst = g.Range(0, g.ReduceMax(out_dims, keepdims=0), 1)
-    identity = g.Cast(g.Equal(g.Unsqueeze(dst, [-1]), columns), to=g.opmath)  # [out, in]: what a kept axis reads
-    return g.Where(g.Unsqueeze(kept, [-1]), identity, matrix), dst
+    return g.Where(g.Unsqueeze(kept, [-1]), _identity(g, dst, columns), matrix), dst
+
+
+def _axis_matrices(g: Graph, attrs: dict, plan: Plan, rank: int) -> list:
+    """(axis, its matrix [out, in] in the arithmetic type, the identity where Resize keeps the axis) for every axis
+    Resize lists, without ScatterElements, each from its own plan as a rank-1 X's: tables of rank 2 (antialias: its
+    window's one-hot table, of rank 3) for the scatter-free form (onnx2tf takes tensors of rank 3 or more for images
+    and transposes them)."""
+    kept = _kept(g, attrs, plan, rank)
+    result = []
+    for axis in plan.listed:
+        rows = {name: _row(g, getattr(plan, name), axis) for name in ("in_dims", "out_dims", "in_float", "scale",
+                                                                      "starts", "ends")}
+        own = dataclasses.replace(plan, **rows)
+        matrix, _, columns = _matrices(g, attrs, own, 1, scatter_free=True)
+        dst = g.Range(0, g.ReduceMax(own.out_dims, keepdims=0), 1)
+        result.append((axis, g.Where(_row(g, kept, axis), _identity(g, dst, columns), matrix)))
+    return result
+
+
+def _row(g: Graph, value: str | None, axis: int) -> str | None:
+    """The axis's entry [1] of a plan value [R, 1]."""
+    return None if value is None else g.Slice(g.Reshape(value, [-1]), [axis], [axis + 1])
 
 
 def _listed_matrices(g: Graph, plan: Plan, matrix: str) -> list:
@@ -322,12 +383,16 @@ def _listed_matrices(g: Graph, plan: Plan, matrix: str) -> list:
                                g.Slice(plan.shape, [axis], [axis + 1]))) for axis in plan.listed]
 
 
-def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: bool) -> str:
+def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: bool, scatter_free: bool) -> str:
     """dY (in the arithmetic type) contracted along every axis Resize changes with its matrix (portable: along every
-    axis it lists, a kept one with the identity, rather than an If per axis)."""
-    matrix, kept, columns = _matrices(g, attrs, plan, rank)
-    in_dims, out_dims = plan.in_dims, plan.out_dims
+    axis it lists, a kept one with the identity, rather than an If per axis; scatter_free: see tap_sum)."""
     grad = g.in_opmath(d_y)
+    if scatter_free and rank > 1:  # a MatMul per listed axis with its dense matrix, built axis by axis
+        for axis, one in _axis_matrices(g, attrs, plan, rank):
+            grad = matmul_axis(g, grad, one, axis, rank)
+        return grad
+    matrix, kept, columns = _matrices(g, attrs, plan, rank, scatter_free)
+    in_dims, out_dims = plan.in_dims, plan.out_dims
     if rank == 1:  # the matrix is [out, in]
         copy, contracted = g.branch(), g.branch()
         return g.If(kept, then_branch=copy.graph([grad]),
@@ -349,14 +414,18 @@ def _gradient(g: Graph, attrs: dict, d_y: str, plan: Plan, rank: int, portable: 
     return grad
 
 
-def resize(g: Graph, attrs: dict, rank: int, x: str, roi: str, scales: str, sizes: str) -> str:
+def resize(g: Graph, attrs: dict, rank: int, x: str, roi: str, scales: str, sizes: str,
+           scatter_free: bool = False) -> str:
     """ONNX Resize of x (rank 2 or more; not tf_crop_and_resize, whose extrapolated outputs are a constant), in the
     arithmetic type: x times every listed axis's matrix M (the adjoint of the gradient above), a MatMul per axis;
-    NaN where ResizeGrad's body would give NaN (inputs onnxruntime's Resize refuses)."""
+    NaN where ResizeGrad's body would give NaN (inputs onnxruntime's Resize refuses). scatter_free: see tap_sum."""
     plan = _plan(g, attrs, rank, None, x, roi, scales, sizes)
-    matrix, kept, columns = _matrices(g, attrs, plan, rank)
-    matrix, _ = _kept_as_identity(g, matrix, kept, plan.out_dims, columns)
+    if scatter_free:
+        listed = _axis_matrices(g, attrs, plan, rank)
+    else:
+        matrix, kept, columns = _matrices(g, attrs, plan, rank)
+        listed = _listed_matrices(g, plan, _kept_as_identity(g, matrix, kept, plan.out_dims, columns)[0])
     y = g.in_opmath(x)
-    for axis, one in _listed_matrices(g, plan, matrix):  # y = M x along the axis: the gradient's contraction with M^T
+    for axis, one in listed:  # y = M x along the axis: the gradient's contraction with M^T
         y = matmul_axis(g, y, g.Transpose(one, perm=[1, 0]), axis, rank)
     return g.Where(plan.valid, y, float("nan"))

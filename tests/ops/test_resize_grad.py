@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from conftest import NUMPY_DTYPES, one_node_model, run_model
+from resample_grad import opset
 from resample_grad.opset import ResampleGradError, _onnx_resize, resize_grad
 from resample_grad.paths import disagreement
 
@@ -118,6 +119,12 @@ def test_random_configurations_on_every_path(config):
         (ours,) = run_model(model, feeds, path)
         assert ours.shape == tuple(x_shape) and ours.dtype == numpy_dtype
         assert disagreement(ours, reference) <= TOLERANCE[dtype], (path, disagreement(ours, reference))
+    if dtype in ("float32", "float64"):  # the portable forms (roi, scales and sizes are inputs: computed at run time)
+        for scatter_free in (False, True):
+            portable = opset.inline(model, scatter_free=scatter_free)
+            session = onnxruntime.InferenceSession(portable.SerializeToString(), providers=["CPUExecutionProvider"])
+            (ours,) = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
+            assert disagreement(ours, reference) <= TOLERANCE[dtype], (scatter_free, disagreement(ours, reference))
     if dtype != "float32":
         return
     try:  # the adjoint identity with onnxruntime's forward, where it runs this configuration

@@ -111,13 +111,14 @@ RESIZE_CASES = {
 }
 
 
+@pytest.mark.parametrize("scatter_free", [False, True])
 @pytest.mark.parametrize("case", list(RESIZE_CASES))
-def test_forward_resize_matches_onnxruntime(case):
+def test_forward_resize_matches_onnxruntime(case, scatter_free):
     attrs, scales, sizes = RESIZE_CASES[case]
     model = _one_forward_node("Resize", {"x": [2, 3, 9, 8]}, attrs, [None, scales, sizes], opset_version=19)
     feeds = {"x": np.random.default_rng(1).standard_normal((2, 3, 9, 8)).astype(np.float32)}
-    portable = opset.inline(model, forward=("Resize",))
-    assert "Resize" not in {n.op_type for n in portable.graph.node}
+    portable = opset.inline(model, forward=("Resize",), scatter_free=scatter_free)
+    assert not {"Resize", "ScatterElements"} & {n.op_type for n in portable.graph.node}
     np.testing.assert_allclose(_ort(portable, feeds)[0], _ort(model, feeds)[0], rtol=1e-5, atol=1e-5)
 
 

@@ -284,3 +284,78 @@ def test_onnx2tf_contracts_axes_0_then_1_of_a_cube_wrongly(tmp_path):
     np.testing.assert_array_equal(want, np.roll(x[::-1], -1, axis=1))  # N swapped, C rolled
     for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
         assert np.abs(_on(runtime, model, {"x": x}, tmp_path)["y"] - want).max() > 1
+
+
+def test_onnx2tf_conv_weight_from_a_graph_input_fails(tmp_path):
+    """onnx2tf 1.29.24: a Conv whose weight is a graph input does not convert (IndexError): Conv.make_node reads the
+    weight's producer (graph_node.i(1)), which a graph input has not, and then get_weights_constant_or_variable reads
+    const_or_var.inputs[0] of it (PINTO0309/onnx2tf onnx2tf/ops/Conv.py:66-80 and
+    onnx2tf/utils/common_functions.py:600-601 at 76bbfdd2594c63b490b90624763496fa30f20fac, tag 1.29.24): the weight
+    must be a constant. A training step's parameters are graph inputs: unet_training_step does not convert."""
+    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[2, 2])
+    model = _model([node], [("x", F, [1, 1, 3, 3]), ("w", F, [1, 1, 2, 2])], [("y", F, [1, 1, 2, 2])])
+    feeds = {"x": np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3), "w": np.array([[[[1, 2], [3, 4]]]], np.float32)}
+    np.testing.assert_array_equal(_spec(model, feeds), [[[[27, 37], [57, 67]]]])  # 0 1 + 1 2 + 3 3 + 4 4, ...
+    for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
+        with pytest.raises(RuntimeError, match=r"(?s)get_weights_constant_or_variable.*IndexError"):
+            _on(runtime, model, feeds, tmp_path)
+
+
+def test_onnx2tf_if_branch_reading_a_main_graph_initializer_fails(tmp_path):
+    """onnx2tf 1.29.24: an If branch whose node reads an initializer of the main graph does not convert (KeyError):
+    the branch's nodes are converted with the main graph's table of converted tensors, which holds no initializer
+    (PINTO0309/onnx2tf onnx2tf/ops/If.py:75 and onnx2tf/utils/common_functions.py:6585-6588 at
+    76bbfdd2594c63b490b90624763496fa30f20fac). inline()'s folding leaves such Ifs (ResizeGrad's refusal of invalid
+    run-time scales): the portable ResizeGrad refuses by a Where instead (_resize_body.resize_grad_body)."""
+    c = numpy_helper.from_array(np.array([1, 2, 3], np.float32), "c")
+    zero = numpy_helper.from_array(np.array(0, np.float32), "zero")
+    then = helper.make_graph([helper.make_node("Add", ["x", "c"], ["t"])], "then", [],
+                             [helper.make_tensor_value_info("t", F, [3])])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", F, [3])])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node("Greater", ["s", "zero"], ["p"]),
+             helper.make_node("If", ["p"], ["y"], then_branch=then, else_branch=other)]
+    model = _model(nodes, [("x", F, [3])], [("y", F, [3])], [c, zero], version=18)
+    feeds = {"x": np.array([1, 1, 1], np.float32)}
+    assert _spec(model, feeds).tolist() == [2, 3, 4]
+    for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
+        with pytest.raises(RuntimeError, match="KeyError: 'c'"):
+            _on(runtime, model, feeds, tmp_path)
+
+
+def test_onnx2tf_constant_vector_minus_a_run_time_column_fails(tmp_path):
+    """onnx2tf 1.29.24: Sub(a constant [4], a column [n, 1] of run-time length n) does not convert ("axes don't match
+    array"): explicit_broadcast takes the shapes for NCHW ones to transpose and transposes the 1-D constant by a
+    permutation of rank 2 (PINTO0309/onnx2tf onnx2tf/utils/common_functions.py:1145-1152 at
+    76bbfdd2594c63b490b90624763496fa30f20fac). ResizeGrad's cubic taps with fed scales had this form: their constants
+    are [1, 4] (_resize_body.cubic_matrix)."""
+    offsets = numpy_helper.from_array(np.array([-1, 0, 1, 2], np.float32), "offsets")
+    scalars = [numpy_helper.from_array(np.array(v, np.float32), name) for name, v in (("zero", 0), ("one", 1))]
+    axis = numpy_helper.from_array(np.array([1], np.int64), "axis")
+    nodes = [helper.make_node("ReduceMax", ["n"], ["length"], keepdims=0),
+             helper.make_node("Range", ["zero", "length", "one"], ["row"]),
+             helper.make_node("Unsqueeze", ["row", "axis"], ["column"]),
+             helper.make_node("Sub", ["offsets", "column"], ["y"])]
+    model = _model(nodes, [("n", F, [1])], [("y", F, None)], [offsets, *scalars, axis])
+    feeds = {"n": np.array([3], np.float32)}
+    np.testing.assert_array_equal(_spec(model, feeds), [[-1, 0, 1, 2], [-2, -1, 0, 1], [-3, -2, -1, 0]])
+    for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
+        with pytest.raises(RuntimeError, match="axes don't match array"):
+            _on(runtime, model, feeds, tmp_path)
+
+
+def test_onnx2tf_conv_transpose_without_kernel_shape_fails(tmp_path):
+    """onnx2tf 1.29.24: a ConvTranspose without its optional kernel_shape (the spec: inferred from W) does not convert
+    ("axes don't match array"): ConvTranspose.make_node takes the kernel's rank from kernel_shape alone, 0 here, and
+    get_weights_constant_or_variable transposes the 4-D weight by a permutation of rank 2 (PINTO0309/onnx2tf
+    onnx2tf/ops/ConvTranspose.py:62-77 and onnx2tf/utils/common_functions.py:597-598 at
+    76bbfdd2594c63b490b90624763496fa30f20fac). torch's export of a convolution's input gradient has this form
+    (converters/torch_backward.py): kornia's pyrdown / pyrup step does not convert."""
+    weight = numpy_helper.from_array(np.array([[[[1, 2], [3, 4]]]], np.float32), "weight")
+    model = _model([helper.make_node("ConvTranspose", ["x", "weight"], ["y"])], [("x", F, [1, 1, 2, 2])],
+                   [("y", F, [1, 1, 3, 3])], [weight], version=18)
+    feeds = {"x": np.ones((1, 1, 2, 2), np.float32)}
+    np.testing.assert_array_equal(_spec(model, feeds), [[[[1, 3, 2], [4, 10, 6], [3, 7, 4]]]])
+    for runtime in ("onnx2tf-tf", "onnx2tf-tflite"):
+        with pytest.raises(RuntimeError, match=r"(?s)get_weights_constant_or_variable.*axes don't match array"):
+            _on(runtime, model, feeds, tmp_path)

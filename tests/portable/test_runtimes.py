@@ -32,15 +32,18 @@ FORWARD = {
 
 SCATTER_FREE = ("onnx2tf-tf", "onnx2tf-tflite")  # inline(scatter_free=True): no ScatterElements 'add' there
 
-# what onnx2tf 1.29.24 does with the portable form of each example model (docs/ops.md, "Portable form"), measured;
-# a model not named here is not run on onnx2tf yet
-ONNX2TF_FAILS = {
-    "resize_training_step": "scales fed at run time: the cubic matrices sum their taps by ScatterElements 'add'",
-    "unet_training_step": "onnx2tf reads a Conv's weight only as a constant; a step's parameters are graph inputs",
-}
-# the separable ops: a MatMul per axis with a constant matrix (BodyKey.portable); the grid samplers: separable
-# one-hot MatMuls (_grid_body.py); on TF and .tflite alike
-ONNX2TF_PASSES = ("decoder_step", "fpn_decoder_step", "super_resolution_step",
+# what onnx2tf 1.29.24 does with the portable form of each example model (docs/ops.md, "Portable form"), measured:
+# every model is in one of ONNX2TF_FAILS (the models that do not convert, and what their error says: each an upstream
+# bug with its minimal model in test_runtime_bugs.py) and ONNX2TF_PASSES.
+# onnx2tf reads a Conv's weight only as a constant; a step's parameters are graph inputs
+# (test_onnx2tf_conv_weight_from_a_graph_input_fails)
+ONNX2TF_CONV_WEIGHT_INPUT = r"(?s)get_weights_constant_or_variable.*IndexError"
+ONNX2TF_FAILS = {"unet_training_step": ONNX2TF_CONV_WEIGHT_INPUT}
+# the separable ops: a MatMul per axis with a constant matrix (BodyKey.portable), or with scales fed at run time
+# (resize_training_step) one built per axis from rank-2 tables (_resize_body._axis_matrices); the grid samplers:
+# separable one-hot MatMuls (_grid_body.py); on TF and .tflite alike
+ONNX2TF_PASSES = ("decoder_step", "fpn_decoder_step", "super_resolution_step", "resize_training_step",
+                  "spatial_transformer_step", "registration_step",
                   "upsample_nearest_exact1d_grad", "upsample_nearest_exact2d_grad", "resize_bilinear_v2_grad",
                   "upsample_nearest2d_grad", "upsample_nearest3d_grad", "upsample_nearest_exact3d_grad",
                   "upsample_bilinear2d_grad", "upsample_trilinear3d_backward", "upsample_bicubic2d_grad",
@@ -69,15 +72,17 @@ def _portable(name: str, runtime: str):
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 def test_portable_model_matches_reference(runtime, name, tmp_path):
     _skip_if_missing(runtime)
-    if runtime.startswith("onnx2tf"):
-        if name not in ONNX2TF_FAILS and name not in ONNX2TF_PASSES:
-            pytest.skip(f"{runtime}: {name} not measured on onnx2tf yet")
-        if name in ONNX2TF_FAILS:  # still failing: when this raises nothing, onnx2tf has fixed it
-            with pytest.raises((AssertionError, RuntimeError)):
-                _run_and_compare(runtime, name, _portable(name, runtime), *_case(name)[1:], tmp_path)
-            return
+    if runtime.startswith("onnx2tf") and name in ONNX2TF_FAILS:  # still failing: when this converts, onnx2tf has
+        # changed
+        with pytest.raises(RuntimeError, match=ONNX2TF_FAILS[name]):
+            RUNTIMES[runtime].run(_portable(name, runtime), _case(name)[1], tmp_path)
+        return
     _, feeds, reference = _case(name)
     _run_and_compare(runtime, name, _portable(name, runtime), feeds, reference, tmp_path)
+
+
+def test_every_model_is_measured_on_onnx2tf():
+    assert sorted([*ONNX2TF_PASSES, *ONNX2TF_FAILS]) == sorted(models.BUILDERS)
 
 
 @pytest.mark.parametrize("name", ["spatial_transformer_step", "registration_step"])
@@ -108,8 +113,8 @@ def _batch_symbolic(model):
 
 # a one-op model with a symbolic batch that does not pass on a runtime: what its error says (docs/ops.md)
 SYMBOLIC_BATCH_FAILS = {
-    # ResizeGrad's validity If stays (its condition compares N): tract evaluates an If branch without the values of
-    # the model's symbols ("Undetermined symbol in expression: max(0,min(0,N+-1))" in a ScatterElements there)
+    # ResizeGrad's plan is one vector over every axis, so with N symbolic every matrix is computed at run time: tract
+    # fails evaluating a ScatterElements of it ("Undetermined symbol in expression: max(0,min(0,N+-1))")
     ("resize_grad", "tract"): "Undetermined symbol",
     # IREE 3.13's compiler on the same body: "'stream.async.fill' op has invalid Write access range"
     ("resize_grad", "iree"): "invalid Write access range",
@@ -173,6 +178,12 @@ LIBRARY_FAILS = {
     # the export's input gradient of pyrdown / pyrup's depthwise blur: a ConvTranspose with group 3
     ("kornia-geometry", "iree"): "expected reassociation map",
 }
+# what onnx2tf 1.29.24 says on each library step (each a minimal model in test_runtime_bugs.py): the UNets' parameters
+# are Conv weights fed as graph inputs; kornia's pyrdown / pyrup blur gradient is a ConvTranspose without kernel_shape
+# (with it, onnx2tf then fails on the grouped ConvTranspose: tf.nn.conv2d_transpose refuses it)
+ONNX2TF_LIBRARY_FAILS = {"monai-unet-batchnorm": ONNX2TF_CONV_WEIGHT_INPUT,
+                         "monai-basicunet-bilinear": ONNX2TF_CONV_WEIGHT_INPUT,
+                         "kornia-geometry": r"(?s)get_weights_constant_or_variable.*axes don't match array"}
 # a step not run on a runtime, and why
 LIBRARY_NOT_RUN = {
     ("monai-basicunet-bilinear", "tinygrad"):
@@ -191,13 +202,10 @@ def test_portable_library_step_matches_torch(runtime, name, tmp_path):
     _skip_if_missing(runtime)
     if (name, runtime) in LIBRARY_NOT_RUN:
         pytest.skip(f"{runtime}: {name} {LIBRARY_NOT_RUN[name, runtime]}")
-    if runtime.startswith("onnx2tf") and name != "monai-unet-batchnorm":
-        pytest.skip(f"{runtime}: {name} not measured on onnx2tf yet")
     model, feeds, want = _library_step(name)
     portable = opset.inline(model, forward=FORWARD[runtime])
-    if runtime.startswith("onnx2tf"):  # onnx2tf 1.29.24 reads a Conv's weight only as a constant; a step's parameters
-        # are graph inputs (IndexError in get_weights_constant_or_variable): when this converts, onnx2tf has changed
-        with pytest.raises(RuntimeError, match="onnx2tf cannot convert the model"):
+    if runtime.startswith("onnx2tf"):  # none converts on onnx2tf 1.29.24: when one does, onnx2tf has changed
+        with pytest.raises(RuntimeError, match=ONNX2TF_LIBRARY_FAILS[name]):
             RUNTIMES[runtime].run(portable, feeds, tmp_path)
         return
     fails = LIBRARY_FAILS.get((name, runtime))
