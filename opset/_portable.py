@@ -38,7 +38,9 @@ def inline(model: onnx.ModelProto, *, fold: bool = True, forward=(), scatter_fre
 
     scatter_free: the grid samplers (and a replaced GridSample) scatter and read by dense MatMuls, with no
     ScatterElements, GatherElements or integer index tensor, for runtimes without a scatter-add (onnx2tf / TFLite);
-    their memory and time grow with (grid points) x (image pixels), where the default form's grow linearly."""
+    their memory and time grow with (grid points) x (image pixels), where the default form's grow linearly; and
+    ResizeGrad (and a replaced Resize) whose matrices are computed at run time (fed scales or sizes) builds them per
+    axis from tables of rank 2 and adds the taps on one input up without ScatterElements."""
     import onnx_ir as ir
     from onnx_ir.passes import common as common_passes
     from onnxscript.optimizer import _constant_folding
