@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,8 +52,10 @@ def run(name: str, runtime: str, form: str, timeout: float) -> str:
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
             return line[len("RESULT "):]
-    last = [line for line in done.stderr.strip().splitlines() if line.strip()][-1:] or [f"exit {done.returncode}"]
-    return "error: " + last[0].strip()[:100]
+    # the exception's own line (a runtime's backtrace may follow it), else the last line
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    raised = [line for line in lines if re.match(r"^[\w.]+(Error|Exception)\b.*:", line)]
+    return "error: " + ((raised or lines or [f"exit {done.returncode}"])[-1])[:100]
 
 
 def main() -> int:
