@@ -124,6 +124,17 @@ def _conv_weight_grad(signal, grad, signal_shape, grad_shape, kernel, stride, pa
     return op.Transpose(gw, perm=[1, 0, *range(2, 2 + rank)])
 
 
+def _conv_transpose(grad_output, weight, groups: int, **attributes):
+    """ConvTranspose(grad_output, weight) of a grouped convolution as one ConvTranspose of group 1 per group (a Split
+    of the channels and of the weight, then a Concat): IREE does not compile a ConvTranspose with group > 1
+    (tests/portable/test_runtime_bugs.py)."""
+    if groups == 1:
+        return op.ConvTranspose(grad_output, weight, **attributes)
+    parts = zip(op.Split(grad_output, axis=1, num_outputs=groups), op.Split(weight, axis=0, num_outputs=groups),
+                strict=True)
+    return op.Concat(*(op.ConvTranspose(gy, w, **attributes) for gy, w in parts), axis=1)
+
+
 def _conv_backward_conv(grad_output, input, weight, shapes, stride, padding, dilation, transposed, groups, mask):
     """Conv / ConvTranspose form (float32, float16, bfloat16)."""
     go_shape, x_shape, w_shape = shapes
@@ -136,8 +147,8 @@ def _conv_backward_conv(grad_output, input, weight, shapes, stride, padding, dil
         extra = [x_shape[2 + i]
                  - ((go_shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1)
                  for i in range(rank)]
-        grads[0] = op.ConvTranspose(grad_output, weight, strides=stride, pads=padding * 2, dilations=dilation,
-                                    group=groups, output_padding=extra)
+        grads[0] = _conv_transpose(grad_output, weight, groups, strides=stride, pads=padding * 2,
+                                   dilations=dilation, output_padding=extra)
     elif mask[0]:  # the forward was a transposed convolution: its input gradient is a convolution
         gi = op.Conv(grad_output, weight, strides=stride, pads=padding * 2, dilations=dilation, group=groups)
         grads[0] = op.Slice(gi, _const([0] * rank), _const(x_shape[2:]), _const(range(2, 2 + rank)))

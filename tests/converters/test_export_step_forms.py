@@ -52,3 +52,45 @@ def test_relu_backward_is_torchs_at_zero_and_nan():
     model, (ours,) = _run(backward, [x, g])
     assert not any(node.op_type == "Where" for node in model.graph.node)
     np.testing.assert_array_equal(ours, backward(x, g).numpy())  # [0, 0, 3, 4, 0, 6]
+
+
+def _grouped_conv_input_gradient(x, w, g, stride):
+    return torch.func.vjp(lambda t: F.conv2d(t, w, stride=stride, padding=1, groups=3), x)[1](g)[0]
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_grouped_conv_input_gradient_is_one_conv_transpose_per_group(stride):
+    """The input gradient of a grouped convolution (kornia's depthwise blur: 3 groups) as a ConvTranspose of group 1
+    per group, which IREE compiles (tests/portable/test_runtime_bugs.py), against torch autograd; stride 2 needs
+    output_padding (an input of 10 gives the output of an input of 9)."""
+    gen = torch.Generator().manual_seed(1)
+    x, w = torch.randn(2, 3, 10, 9, generator=gen), torch.randn(6, 1, 3, 3, generator=gen)
+    g = torch.randn(F.conv2d(x, w, stride=stride, padding=1, groups=3).shape, generator=gen)
+    model, (ours,) = _run(lambda x, w, g: _grouped_conv_input_gradient(x, w, g, stride), [x, w, g])
+    transposed = [n for n in model.graph.node if n.op_type == "ConvTranspose"]
+    assert len(transposed) == 3
+    assert all(a.i == 1 for n in transposed for a in n.attribute if a.name == "group")
+    want = _grouped_conv_input_gradient(x.double(), w.double(), g.double(), stride)
+    np.testing.assert_allclose(ours, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _view_updates(m):
+    """kornia's warp_affine: a homography from an affine matrix by padding a row and adding 1 in place to its corner
+    (H[..., -1, -1] += 1), then read through views: a slice (slice_backward) and a block (as_strided)."""
+    h = F.pad(m, [0, 0, 0, 1])
+    h[..., -1, -1] += 1.0
+    return (h[:, 1:] ** 2).sum() + (h[..., :2, :2] * h[..., :2, :2].transpose(-1, -2)).sum() + (h ** 3).sum()
+
+
+def test_in_place_update_of_a_view_exports_without_scatter_nd():
+    """_view_updates's gradient: the in-place update's backward (as_strided_scatter: a Where of a constant mask), the
+    slice's (slice_backward: a Concat) and the block view's (as_strided: a Gather at constant 1-D indices) written
+    without ScatterND (tinygrad computes it in its data input) and without Gather indices of rank 2 or more (which
+    tinygrad refuses when they are constants); against torch autograd."""
+    m = torch.randn(2, 2, 3, generator=torch.Generator().manual_seed(2))
+    model, (ours,) = _run(torch.func.grad(_view_updates), [m])
+    constants = {t.name: t for t in model.graph.initializer}
+    assert not any(n.op_type == "ScatterND" for n in model.graph.node)
+    assert not any(n.op_type == "Gather" and n.input[1] in constants and len(constants[n.input[1]].dims) > 1
+                   for n in model.graph.node)
+    np.testing.assert_allclose(ours, torch.func.grad(_view_updates)(m.double()).numpy(), rtol=1e-5, atol=1e-5)

@@ -115,10 +115,6 @@ def _library_step(name: str):
 LIBRARY_FAILS = {
     # torch's mm backward, MatMul(grad, Transpose(C)) next to MatMul(x, C), C a constant: OpenVINO drops the transpose
     ("kornia-geometry", "openvino"): ("grad_values.1", "grad_values.3"),
-    # ScatterND (torch's index_put of warp_affine's in-place H[..., -1, -1] += 1) on a data tensor with other uses
-    ("kornia-geometry", "tinygrad"): "can't setitem on a tensor with other uses",
-    # the export's input gradient of pyrdown / pyrup's depthwise blur: a ConvTranspose with group 3
-    ("kornia-geometry", "iree"): "expected reassociation map",
 }
 # a step not run on a runtime, and why
 LIBRARY_NOT_RUN = {
