@@ -311,12 +311,12 @@ def _spelled_out(model: onnx.ModelProto) -> None:
 
 # --------------------------------------------------------------------------- tracing
 
-def _strided_index(numel: int, size, stride, storage_offset) -> np.ndarray:
+def _strided_index(numel: int, size, stride, storage_offset):
     """The flat indices into a contiguous tensor of numel elements that as_strided(size, stride, storage_offset) reads,
-    in the view's order (1-D)."""
-    flat = np.arange(numel, dtype=np.int64)[int(storage_offset or 0):]
-    index = np.lib.stride_tricks.as_strided(flat, [int(n) for n in size], [int(s) * flat.itemsize for s in stride])
-    return np.ascontiguousarray(index).reshape(-1)
+    in the view's order (1-D); None when the view reaches outside the tensor."""
+    size, stride = [int(n) for n in size], np.array([int(s) for s in stride], np.int64)
+    index = (int(storage_offset or 0) + np.tensordot(stride, np.indices(size, dtype=np.int64), axes=1)).reshape(-1)
+    return None if index.size and (index.min() < 0 or index.max() >= numel) else index
 
 
 def _as_strided_scatter(self, src, size, stride, storage_offset=None):
@@ -328,9 +328,9 @@ def _as_strided_scatter(self, src, size, stride, storage_offset=None):
     test_runtime_bugs.py)."""
     import torch
 
-    if not self.is_contiguous():
-        return NotImplemented
     index = _strided_index(self.numel(), size, stride, storage_offset)
+    if not self.is_contiguous() or index is None:
+        return NotImplemented
     if np.array_equal(index, np.arange(self.numel())):  # the view is the whole tensor in order (an in-place op on
         return src.reshape(self.shape).clone()  # all of it): nothing to merge
     place = np.zeros(self.numel(), np.int64)  # the element of src at each position of self (the last one written)
@@ -368,9 +368,9 @@ def _as_strided(self, size, stride, storage_offset=None):
     of rank >= 2: tests/portable/test_runtime_bugs.py)."""
     import torch
 
-    if not self.is_contiguous() or self.storage_offset() != 0:
-        return NotImplemented
     index = _strided_index(self.numel(), size, stride, storage_offset)
+    if not self.is_contiguous() or self.storage_offset() != 0 or index is None:
+        return NotImplemented
     if np.array_equal(index, np.arange(self.numel())):
         return self.reshape(size)
     return self.reshape(-1).index_select(0, torch.from_numpy(index)).reshape(size)
