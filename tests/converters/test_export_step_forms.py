@@ -94,3 +94,18 @@ def test_in_place_update_of_a_view_exports_without_scatter_nd():
     assert not any(n.op_type == "Gather" and n.input[1] in constants and len(constants[n.input[1]].dims) > 1
                    for n in model.graph.node)
     np.testing.assert_allclose(ours, torch.func.grad(_view_updates)(m.double()).numpy(), rtol=1e-5, atol=1e-5)
+
+
+VIEWS = [([2], [9], 8), ([2, 2, 2], [9, 3, 1], 0), ([], [], 3), ([3, 0], [1, 1], 0), ([3, 2], [1, 3], 1), ([4], [0], 2)]
+
+
+@pytest.mark.parametrize("size, stride, offset", VIEWS)
+def test_strided_index_is_what_torch_as_strided_reads(size, stride, offset):
+    """The flat indices the export's as_strided and as_strided_scatter forms read (kornia's views first), against
+    torch's as_strided of an arange; a view past the tensor's end has none (the export leaves it to torch)."""
+    from resample_grad.converters.torch_export import _strided_index
+
+    want = torch.arange(18).as_strided(size, stride, offset).reshape(-1).numpy()
+    np.testing.assert_array_equal(_strided_index(18, size, stride, offset), want)
+    if want.size:  # a tensor one element shorter than the view reaches
+        assert _strided_index(int(want.max()), size, stride, offset) is None
