@@ -1,6 +1,8 @@
 """The faster standard-ONNX forms of a training step's ops (converters/torch_backward.py), against torch itself:
 max pooling's indices from MaxPool's own Indices output (2-D and 3-D, padding, dilation, ceil_mode; an unbatched
-input keeps torchlib's form), and ReLU's backward as a Mul by a 0/1 mask (exact zeros and NaN inputs as torch)."""
+input keeps torchlib's form), ReLU's backward as a Mul by a 0/1 mask (exact zeros and NaN inputs as torch), a
+grouped convolution's input gradient as a ConvTranspose per group, and in-place updates of views and slices without
+ScatterND (the forms every portable runtime reads: tests/portable/test_runtime_bugs.py)."""
 from __future__ import annotations
 
 import numpy as np
