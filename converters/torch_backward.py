@@ -234,6 +234,27 @@ def aten_convolution_backward(grad_output, input, weight, bias_sizes: Sequence[i
     return grads[0], grads[1], bias
 
 
+def aten_convolution(input, weight, bias, stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
+                     transposed: bool, output_padding: Sequence[int], groups: int):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation,
+    bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+
+    torchlib's own, but a transposed convolution with groups > 1: one ConvTranspose of group 1 per group (IREE
+    does not compile a grouped ConvTranspose), then the bias.
+    """
+    if not transposed or groups == 1:
+        from onnxscript.function_libs.torch_lib.ops import core as torchlib
+
+        return torchlib.aten_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                                         groups)
+    rank = len(input.shape) - 2
+    stride, padding, dilation, output_padding = (_per_axis(v, rank) for v in (stride, padding, dilation,
+                                                                              output_padding))
+    y = _conv_transpose(input, weight, int(groups), strides=stride, pads=padding * 2, dilations=dilation,
+                        output_padding=output_padding)
+    return y if bias is None else op.Add(y, op.Reshape(bias, _const([-1, *[1] * rank])))
+
+
 # --------------------------------------------------------------------------- pooling and padding
 
 def _pool_args(kernel_size, stride, padding, rank):
@@ -535,6 +556,7 @@ def aten_bernoulli_p(self, p: float = 0.5, generator=None):
 TRANSLATIONS = {
     "bernoulli.p": aten_bernoulli_p,
     "nll_loss_forward": aten_nll_loss_forward,
+    "convolution": aten_convolution,
     "convolution_backward": aten_convolution_backward,
     "avg_pool2d_backward": aten_avg_pool_backward,
     "avg_pool3d_backward": aten_avg_pool_backward,

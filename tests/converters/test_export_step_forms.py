@@ -1,8 +1,9 @@
 """The faster standard-ONNX forms of a training step's ops (converters/torch_backward.py), against torch itself:
 max pooling's indices from MaxPool's own Indices output (2-D and 3-D, padding, dilation, ceil_mode; an unbatched
-input keeps torchlib's form), ReLU's backward as a Mul by a 0/1 mask (exact zeros and NaN inputs as torch), a
-grouped convolution's input gradient as a ConvTranspose per group, and in-place updates of views and slices without
-ScatterND (the forms every portable runtime reads: tests/portable/test_runtime_bugs.py)."""
+input keeps torchlib's form), ReLU's backward as a Mul by a 0/1 mask (exact zeros and NaN inputs as torch); and the
+forms every portable runtime reads (tests/portable/test_runtime_bugs.py): a grouped convolution's input gradient and
+a grouped transposed convolution as a ConvTranspose per group, in-place updates of views and slices without
+ScatterND."""
 from __future__ import annotations
 
 import numpy as np
@@ -74,6 +75,24 @@ def test_grouped_conv_input_gradient_is_one_conv_transpose_per_group(stride):
     assert all(a.i == 1 for n in transposed for a in n.attribute if a.name == "group")
     want = _grouped_conv_input_gradient(x.double(), w.double(), g.double(), stride)
     np.testing.assert_allclose(ours, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_grouped_transposed_convolution_is_one_conv_transpose_per_group(bias):
+    """A grouped transposed convolution's forward (torchlib: a grouped ConvTranspose, which IREE does not compile) as
+    a ConvTranspose of group 1 per group and the bias, against torch; stride, padding, dilation, output_padding."""
+    gen = torch.Generator().manual_seed(3)
+    args = [torch.randn(2, 4, 5, 6, generator=gen), torch.randn(4, 3, 3, 2, generator=gen)]
+    args += [torch.randn(6, generator=gen)] if bias else []
+
+    def forward(x, w, *b):
+        return F.conv_transpose2d(x, w, *b, stride=2, padding=1, output_padding=1, groups=2, dilation=2)
+
+    model, (ours,) = _run(forward, args)
+    transposed = [n for n in model.graph.node if n.op_type == "ConvTranspose"]
+    assert len(transposed) == 2
+    assert all(a.i == 1 for n in transposed for a in n.attribute if a.name == "group")
+    np.testing.assert_allclose(ours, forward(*(a.double() for a in args)).numpy(), rtol=1e-5, atol=1e-5)
 
 
 def _view_updates(m):
