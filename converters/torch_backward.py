@@ -2,8 +2,9 @@
 
 torch 2.13's exporter (onnxscript 0.7.2's torchlib plus torch's decompositions) has no translation for
 convolution_backward, the average-pool and 3-D max-pool backward ops, the replication-pad backward ops,
-_adaptive_avg_pool3d or the 5-D grid_sampler_3d, and it translates aten.copy (no broadcast) and
-avg_pool{2,3}d (divisor_override ignored) wrongly. Each function below implements one aten overload,
+_adaptive_avg_pool3d or the 5-D grid_sampler_3d, it translates aten.copy (no broadcast) and
+avg_pool{2,3}d (divisor_override ignored) wrongly, and a grouped transposed convolution as a grouped
+ConvTranspose, which IREE does not compile. Each function below implements one aten overload,
 named in its docstring; torch_export.torch_translation_table() merges TRANSLATIONS into the table
 converters.export uses. Opset 18 ops only, so a model stays readable by Ascend ATC.
 
