@@ -2,8 +2,9 @@
 
 torch 2.13's exporter (onnxscript 0.7.2's torchlib plus torch's decompositions) has no translation for
 convolution_backward, the average-pool and 3-D max-pool backward ops, the replication-pad backward ops,
-_adaptive_avg_pool3d or the 5-D grid_sampler_3d, and it translates aten.copy (no broadcast) and
-avg_pool{2,3}d (divisor_override ignored) wrongly. Each function below implements one aten overload,
+_adaptive_avg_pool3d or the 5-D grid_sampler_3d, it translates aten.copy (no broadcast) and
+avg_pool{2,3}d (divisor_override ignored) wrongly, and a grouped transposed convolution as a grouped
+ConvTranspose, which IREE does not compile. Each function below implements one aten overload,
 named in its docstring; torch_export.torch_translation_table() merges TRANSLATIONS into the table
 converters.export uses. Opset 18 ops only, so a model stays readable by Ascend ATC.
 
@@ -124,6 +125,17 @@ def _conv_weight_grad(signal, grad, signal_shape, grad_shape, kernel, stride, pa
     return op.Transpose(gw, perm=[1, 0, *range(2, 2 + rank)])
 
 
+def _conv_transpose(grad_output, weight, groups: int, **attributes):
+    """ConvTranspose(grad_output, weight) of a grouped convolution as one ConvTranspose of group 1 per group (a Split
+    of the channels and of the weight, then a Concat): IREE does not compile a ConvTranspose with group > 1
+    (tests/portable/test_runtime_bugs.py)."""
+    if groups == 1:
+        return op.ConvTranspose(grad_output, weight, **attributes)
+    parts = zip(op.Split(grad_output, axis=1, num_outputs=groups), op.Split(weight, axis=0, num_outputs=groups),
+                strict=True)
+    return op.Concat(*(op.ConvTranspose(gy, w, **attributes) for gy, w in parts), axis=1)
+
+
 def _conv_backward_conv(grad_output, input, weight, shapes, stride, padding, dilation, transposed, groups, mask):
     """Conv / ConvTranspose form (float32, float16, bfloat16)."""
     go_shape, x_shape, w_shape = shapes
@@ -136,8 +148,8 @@ def _conv_backward_conv(grad_output, input, weight, shapes, stride, padding, dil
         extra = [x_shape[2 + i]
                  - ((go_shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1)
                  for i in range(rank)]
-        grads[0] = op.ConvTranspose(grad_output, weight, strides=stride, pads=padding * 2, dilations=dilation,
-                                    group=groups, output_padding=extra)
+        grads[0] = _conv_transpose(grad_output, weight, groups, strides=stride, pads=padding * 2,
+                                   dilations=dilation, output_padding=extra)
     elif mask[0]:  # the forward was a transposed convolution: its input gradient is a convolution
         gi = op.Conv(grad_output, weight, strides=stride, pads=padding * 2, dilations=dilation, group=groups)
         grads[0] = op.Slice(gi, _const([0] * rank), _const(x_shape[2:]), _const(range(2, 2 + rank)))
@@ -221,6 +233,27 @@ def aten_convolution_backward(grad_output, input, weight, bias_sizes: Sequence[i
                  [bool(m) for m in output_mask])
     bias = op.ReduceSum(grad_output, _const([0, *range(2, 2 + rank)]), keepdims=0) if output_mask[2] else _unused()
     return grads[0], grads[1], bias
+
+
+def aten_convolution(input, weight, bias, stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
+                     transposed: bool, output_padding: Sequence[int], groups: int):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation,
+    bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+
+    torchlib's own, but a transposed convolution with groups > 1: one ConvTranspose of group 1 per group (IREE
+    does not compile a grouped ConvTranspose), then the bias.
+    """
+    if not transposed or groups == 1:
+        from onnxscript.function_libs.torch_lib.ops import core as torchlib
+
+        return torchlib.aten_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                                         groups)
+    rank = len(input.shape) - 2
+    stride, padding, dilation, output_padding = (_per_axis(v, rank) for v in (stride, padding, dilation,
+                                                                              output_padding))
+    y = _conv_transpose(input, weight, int(groups), strides=stride, pads=padding * 2, dilations=dilation,
+                        output_padding=output_padding)
+    return y if bias is None else op.Add(y, op.Reshape(bias, _const([-1, *[1] * rank])))
 
 
 # --------------------------------------------------------------------------- pooling and padding
@@ -524,6 +557,7 @@ def aten_bernoulli_p(self, p: float = 0.5, generator=None):
 TRANSLATIONS = {
     "bernoulli.p": aten_bernoulli_p,
     "nll_loss_forward": aten_nll_loss_forward,
+    "convolution": aten_convolution,
     "convolution_backward": aten_convolution_backward,
     "avg_pool2d_backward": aten_avg_pool_backward,
     "avg_pool3d_backward": aten_avg_pool_backward,

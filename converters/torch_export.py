@@ -311,21 +311,34 @@ def _spelled_out(model: onnx.ModelProto) -> None:
 
 # --------------------------------------------------------------------------- tracing
 
+def _strided_index(numel: int, size, stride, storage_offset):
+    """The flat indices into a contiguous tensor of numel elements that as_strided(size, stride, storage_offset) reads,
+    in the view's order (1-D); None when the view reaches outside the tensor."""
+    size, stride = [int(n) for n in size], np.array([int(s) for s in stride], np.int64)
+    index = (int(storage_offset or 0) + np.tensordot(stride, np.indices(size, dtype=np.int64), axes=1)).reshape(-1)
+    return None if index.size and (index.min() < 0 or index.max() >= numel) else index
+
+
 def _as_strided_scatter(self, src, size, stride, storage_offset=None):
-    """as_strided_scatter on a contiguous tensor as a flat index_put at the view's element offsets (torch's own
-    decomposition emits prims.as_strided_scatter, which has no ONNX translation). Autograd's backward of an in-place
-    update of a view (CopySlices: `t[..., 0] += 1`, `grid[..., i] = ...`) functionalizes into this op."""
+    """as_strided_scatter on a contiguous tensor (torch's own decomposition emits prims.as_strided_scatter, which has
+    no ONNX translation). Autograd's backward of an in-place update of a view (CopySlices: `t[..., 0] += 1`,
+    `grid[..., i] = ...`) functionalizes into this op. Written as a Where of a constant mask of the view's elements
+    between src, brought into place by a Gather at constant 1-D indices, and self: not as an index_put, which torch's
+    exporter writes as a ScatterND, which tinygrad computes in place, in its data input (tests/portable/
+    test_runtime_bugs.py)."""
     import torch
 
-    if not self.is_contiguous():
+    index = _strided_index(self.numel(), size, stride, storage_offset)
+    if not self.is_contiguous() or index is None:
         return NotImplemented
-    flat = np.arange(self.numel(), dtype=np.int64)[int(storage_offset or 0):]
-    index = np.lib.stride_tricks.as_strided(flat, [int(n) for n in size], [int(s) * flat.itemsize for s in stride])
-    index = np.ascontiguousarray(index).reshape(-1)
-    if index.size == self.numel() and (index == flat).all():  # the view is the whole tensor in order (an in-place
-        return src.reshape(self.shape).clone()  # op on all of it): no scatter (tinygrad's ScatterND loops per row)
-    index = torch.from_numpy(index)
-    return self.reshape(-1).index_put((index,), src.reshape(-1)).reshape(self.shape)
+    if np.array_equal(index, np.arange(self.numel())):  # the view is the whole tensor in order (an in-place op on
+        return src.reshape(self.shape).clone()  # all of it): nothing to merge
+    place = np.zeros(self.numel(), np.int64)  # the element of src at each position of self (the last one written)
+    place[index] = np.arange(index.size)
+    mask = np.zeros(self.numel(), bool)
+    mask[index] = True
+    placed = src.reshape(-1).index_select(0, torch.from_numpy(place))
+    return torch.where(torch.from_numpy(mask), placed, self.reshape(-1)).reshape(self.shape)
 
 
 def _slice_scatter(self, src, dim=0, start=None, end=None, step=1):
@@ -341,16 +354,27 @@ def _slice_scatter(self, src, dim=0, start=None, end=None, step=1):
     parts = [self.narrow(dim, 0, start), src, self.narrow(dim, end, size - end)]
     return torch.cat([p for p in parts if p.shape[dim]] or [src], dim)
 
+
+def _slice_backward(grad_output, input_sizes, dim, start, end, step):
+    """slice_backward (torch decomposes it into a slice_scatter on zeros after tracing, which torchlib writes as a
+    ScatterND) as _slice_scatter on zeros."""
+    return _slice_scatter(grad_output.new_zeros(input_sizes), grad_output, dim, start, end, step)
+
+
 def _as_strided(self, size, stride, storage_offset=None):
-    """as_strided that reads a contiguous tensor in order (functionalization writes one for an in-place op on a whole
-    tensor, monai's LeakyReLU(inplace=True)) as a Reshape, not torchlib's Gather at constant indices."""
-    size, stride = [int(n) for n in size], [int(s) for s in stride]
-    in_order = [int(np.prod(size[k + 1:])) for k in range(len(size))]
-    strided = any(s != o for n, s, o in zip(size, stride, in_order, strict=True) if n > 1)
-    if (not self.is_contiguous() or int(np.prod(size)) != self.numel() or storage_offset not in (None, 0)
-            or self.storage_offset() != 0 or strided):
+    """as_strided of a contiguous tensor: a Reshape when it reads the tensor in order (functionalization writes one
+    for an in-place op on a whole tensor, monai's LeakyReLU(inplace=True)), else a Gather at constant 1-D flat indices
+    and a Reshape, not torchlib's Gather at constant indices of the view's shape (tinygrad fails on constant indices
+    of rank >= 2: tests/portable/test_runtime_bugs.py)."""
+    import torch
+
+    index = _strided_index(self.numel(), size, stride, storage_offset)
+    if not self.is_contiguous() or self.storage_offset() != 0 or index is None:
         return NotImplemented
-    return self.reshape(size)
+    if np.array_equal(index, np.arange(self.numel())):
+        return self.reshape(size)
+    return self.reshape(-1).index_select(0, torch.from_numpy(index)).reshape(size)
+
 
 def _diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     """diagonal_scatter as _as_strided_scatter (torch's decomposition writes with prims.copy_to, a mutation)."""
@@ -465,11 +489,11 @@ def _scatter_indices(grad_output, self, indices):
 
 def _decompositions() -> dict:
     """What the tracing step decomposes, beyond what torch.onnx.export decomposes itself (every op that neither
-    torchlib nor the translation table has): the three view-scatter ops above and as_strided in order; torch's
-    decompositions of the batch-norm ops, which torchlib translates with training=False (the running statistics
-    instead of the batch's);
-    adaptive max pooling and its backward; the margin losses' backward ops (torch has no decomposition of them) and
-    multilabel_margin_loss_forward (torch's decomposition is wrong after a -1)."""
+    torchlib nor the translation table has): the three view-scatter ops above, slice_backward and as_strided of a
+    contiguous tensor; torch's decompositions of the batch-norm ops, which torchlib translates with training=False
+    (the running statistics instead of the batch's); adaptive max pooling and its backward; the margin losses'
+    backward ops (torch has no decomposition of them) and multilabel_margin_loss_forward (torch's decomposition is
+    wrong after a -1)."""
     import torch
     from torch._decomp import decomposition_table as table
 
@@ -477,7 +501,8 @@ def _decompositions() -> dict:
     batch_norm = [aten.native_batch_norm.default, aten._native_batch_norm_legit_functional.default,
                   aten._native_batch_norm_legit.default, aten._native_batch_norm_legit.no_stats]
     return {aten.as_strided_scatter.default: _as_strided_scatter, aten.diagonal_scatter.default: _diagonal_scatter,
-            aten.slice_scatter.default: _slice_scatter, aten.as_strided.default: _as_strided,
+            aten.slice_scatter.default: _slice_scatter, aten.slice_backward.default: _slice_backward,
+            aten.as_strided.default: _as_strided,
             **{overload: table[overload] for overload in batch_norm},
             aten.adaptive_max_pool2d.default: _adaptive_max_pool(table[aten.adaptive_max_pool2d.default],
                                                                  "aten.adaptive_max_pool2d"),

@@ -353,7 +353,16 @@ def checked(g: Graph, x: str, low, high) -> str:
         return x
     first, end = bounded[0], bounded[-1] + 1
     shape = g.Shape(x, start=first, end=end)
-    dims = g.Where(g.And(g.GreaterOrEqual(shape, low[first:end]), g.LessOrEqual(shape, high[first:end])), shape, -2)
+    low, high = low[first:end], high[first:end]
+    ok = g.GreaterOrEqual(shape, low)
+    # an upper bound only where there is one (tract 0.23.9 fails on a comparison with a constant of 2^31 or more
+    # that the folding leaves, where ONNX's shape inference does not know x's shape): the others' dims times 0
+    capped = [int(h < ANY) for h in high]
+    if all(capped):
+        ok = g.And(ok, g.LessOrEqual(shape, high))
+    elif any(capped):
+        ok = g.And(ok, g.LessOrEqual(g.Mul(shape, capped), [h * c for h, c in zip(high, capped, strict=True)]))
+    dims = g.Where(ok, shape, -2)
     pieces = ([[0] * first] if first else []) + [dims] + ([[0] * (len(low) - end)] if end < len(low) else [])
     return g.Reshape(x, g.Concat(*pieces, axis=0) if len(pieces) > 1 else dims)
 

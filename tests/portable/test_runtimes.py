@@ -172,12 +172,7 @@ def _library_step(name: str):
 
 # what a library step does on a runtime where it does not pass, measured (each a minimal model in
 # test_runtime_bugs.py; docs/ops.md, "Portable form"): the outputs it computes wrongly, or what its error says
-LIBRARY_FAILS = {
-    # ScatterND (torch's index_put of warp_affine's in-place H[..., -1, -1] += 1) on a data tensor with other uses
-    ("kornia-geometry", "tinygrad"): "can't setitem on a tensor with other uses",
-    # the export's input gradient of pyrdown / pyrup's depthwise blur: a ConvTranspose with group 3
-    ("kornia-geometry", "iree"): "expected reassociation map",
-}
+LIBRARY_FAILS: dict = {}  # (none now: kornia's step passes on all four, the monai steps too)
 # what onnx2tf 1.29.24 says on each library step (each a minimal model in test_runtime_bugs.py): the UNets' parameters
 # are Conv weights fed as graph inputs; kornia's pyrdown / pyrup blur gradient is a ConvTranspose without kernel_shape
 # (with it, onnx2tf then fails on the grouped ConvTranspose: tf.nn.conv2d_transpose refuses it)
