@@ -170,9 +170,6 @@ def _library_step(name: str):
     return model, feeds, want
 
 
-# what a library step does on a runtime where it does not pass, measured (each a minimal model in
-# test_runtime_bugs.py; docs/ops.md, "Portable form"): the outputs it computes wrongly, or what its error says
-LIBRARY_FAILS: dict = {}  # (none now: kornia's step passes on all four, the monai steps too)
 # what onnx2tf 1.29.24 says on each library step (each a minimal model in test_runtime_bugs.py): the UNets' parameters
 # are Conv weights fed as graph inputs; kornia's pyrdown / pyrup blur gradient is a ConvTranspose without kernel_shape
 # (with it, onnx2tf then fails on the grouped ConvTranspose: tf.nn.conv2d_transpose refuses it)
@@ -203,13 +200,4 @@ def test_portable_library_step_matches_torch(runtime, name, tmp_path):
         with pytest.raises(RuntimeError, match=ONNX2TF_LIBRARY_FAILS[name]):
             RUNTIMES[runtime].run(portable, feeds, tmp_path)
         return
-    fails = LIBRARY_FAILS.get((name, runtime))
-    if isinstance(fails, str):  # refused: when this runs, the runtime has changed
-        with pytest.raises(Exception, match=fails):
-            RUNTIMES[runtime].run(portable, feeds, tmp_path)
-        return
-    outputs = RUNTIMES[runtime].run(portable, feeds, tmp_path)
-    if fails:  # silently wrong there, right everywhere else: when this fails, the runtime has fixed it
-        wrong = {k for k, v in want.items() if paths.disagreement(np.asarray(outputs[k]), v) > 0.1}
-        assert wrong == set(fails)
-    _compare(runtime, name, outputs, {k: v for k, v in want.items() if k not in (fails or ())})
+    _compare(runtime, name, RUNTIMES[runtime].run(portable, feeds, tmp_path), want)
